@@ -1,0 +1,5 @@
+"""``python -m adcli``: the same as the ``adcli`` console script."""
+
+from .cli import main
+
+main()

@@ -1,0 +1,215 @@
+"""Tracers, primitives and recording: the engine's hot path.
+
+A :class:`Tracer` stands for one value while a function is being differentiated. It wraps the
+value (it is *not* an ndarray subclass), so every way NumPy could read the raw numbers
+(``__float__``, ``__array__``, ...) is visible and raises a clear error instead of silently
+dropping the gradient.
+
+A :class:`Primitive` is an operation with a rule: a forward function on plain values and one
+vector-Jacobian product (VJP) per differentiable argument, ``vjp(g, ans, *args) -> cotangent``.
+``apply`` runs the forward function on the unwrapped values and records one tape node.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from .tape import Tape
+
+ndarray = np.ndarray
+
+
+class Tracer:
+    """A traced value: ``value`` (float, NumPy scalar or ndarray), its index on ``tape``.
+
+    ``root`` and ``views`` exist only on some tracers (in-place assignment bookkeeping, see
+    engine.mutation); read them with ``getattr(t, "root", None)``.
+    """
+
+    __slots__ = ("value", "idx", "tape", "root", "views", "__weakref__")
+    # Higher than ndarray's, so mixed binary operators defer to us.
+    __array_priority__ = 100.0
+
+    def __init__(self, value, idx: int, tape: Tape) -> None:
+        self.value = value
+        self.idx = idx
+        self.tape = tape
+
+    def __repr__(self) -> str:
+        return f"Tracer({self.value!r})"
+
+
+class Primitive:
+    """An operation with a native rule: ``fwd`` on plain values, one VJP per argument.
+
+    ``vjps[k]`` is ``None`` for an argument that is not differentiable (an index, an axis).
+    """
+
+    __slots__ = ("name", "fwd", "vjps")
+
+    def __init__(self, name: str, fwd, *vjps) -> None:
+        self.name = name
+        self.fwd = fwd
+        self.vjps = vjps
+
+    def __repr__(self) -> str:
+        return f"<primitive {self.name}>"
+
+
+def mixed_tapes(a: Tracer, b: Tracer):
+    raise UnsupportedError(
+        "values from two different gradient computations met in one operation "
+        f"({a!r} and {b!r}): higher-order differentiation (grad of grad) is not supported"
+    )
+
+
+# --- recording ------------------------------------------------------------------------------
+#
+# Node layouts (first element is always the pullback, see tape.backward):
+#   unary:   (pb_unary,   prim, parent_idx, ans, x)
+#   binary:  (pb_binary,  prim, parents, ans, x, y)       parents: ((argnum, idx), ...)
+#   general: (pb_general, prim, parents, ans, vals, kwargs)
+
+
+def pb_unary(node, g, acc):
+    _, prim, p, ans, x = node
+    acc.add(p, prim.vjps[0](g, ans, x))
+
+
+def pb_binary(node, g, acc):
+    _, prim, parents, ans, x, y = node
+    vjps = prim.vjps
+    for argnum, p in parents:
+        vjp = vjps[argnum]
+        if vjp is not None:
+            acc.add(p, unbroadcast(vjp(g, ans, x, y), y if argnum else x))
+
+
+def pb_general(node, g, acc):
+    _, prim, parents, ans, vals, kwargs = node
+    vjps = prim.vjps
+    for argnum, p in parents:
+        vjp = vjps[argnum]
+        if vjp is not None:
+            acc.add(p, vjp(g, ans, *vals, **kwargs))
+
+
+def apply1(prim: Primitive, x: Tracer):
+    """Apply a one-argument primitive to a tracer (the elementwise fast path)."""
+    xv = x.value
+    ans = prim.fwd(xv)
+    tape = x.tape
+    nodes = tape.nodes
+    nodes.append((pb_unary, prim, x.idx, ans, xv))
+    return Tracer(ans, len(nodes) - 1, tape)
+
+
+def apply2(prim: Primitive, a, b):
+    """Apply a two-argument elementwise primitive; at least one of a, b is a Tracer."""
+    # `type(...) is Tracer` rather than isinstance: exact and several times cheaper here.
+    if type(a) is Tracer:
+        tape = a.tape
+        av = a.value
+        if type(b) is Tracer:
+            if b.tape is not tape:
+                mixed_tapes(a, b)
+            bv = b.value
+            parents = ((0, a.idx), (1, b.idx))
+        else:
+            bv = b
+            parents = ((0, a.idx),)
+    else:
+        tape = b.tape
+        av = a
+        bv = b.value
+        parents = ((1, b.idx),)
+    ans = prim.fwd(av, bv)
+    nodes = tape.nodes
+    nodes.append((pb_binary, prim, parents, ans, av, bv))
+    return Tracer(ans, len(nodes) - 1, tape)
+
+
+def apply(prim: Primitive, *args, **kwargs):
+    """Apply a primitive whose tracers may sit at any positional argument.
+
+    Keyword arguments are parameters (axis, keepdims, ...), never traced.
+    """
+    tape = None
+    parents = []
+    vals = list(args)
+    for i, a in enumerate(args):
+        if type(a) is Tracer:
+            if tape is None:
+                tape = a.tape
+            elif a.tape is not tape:
+                mixed_tapes(a, next(t for t in args if type(t) is Tracer))
+            vals[i] = a.value
+            if prim.vjps[i] is not None:
+                parents.append((i, a.idx))
+    ans = prim.fwd(*vals, **kwargs)
+    if tape is None or not parents:
+        return ans
+    nodes = tape.nodes
+    nodes.append((pb_general, prim, tuple(parents), ans, tuple(vals), kwargs))
+    return Tracer(ans, len(nodes) - 1, tape)
+
+
+def record(tape: Tape, node: tuple, ans) -> Tracer:
+    """Append a hand-built node (rules with their own pullback) and wrap its value."""
+    nodes = tape.nodes
+    nodes.append(node)
+    return Tracer(ans, len(nodes) - 1, tape)
+
+
+def nondiff(fn):
+    """Wrap a NumPy callable whose outputs carry no gradient (comparisons, floor, argmax...):
+    it runs on the unwrapped values and returns plain results, which is exact because the
+    derivative is zero wherever it exists."""
+
+    def run(*args, **kwargs):
+        return fn(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
+
+    run.__name__ = getattr(fn, "__name__", "nondiff")
+    return run
+
+
+def unwrap(x):
+    """The plain value of a tracer; containers are unwrapped one level deep (lists of tracers)."""
+    t = type(x)
+    if t is Tracer:
+        return x.value
+    if t is list or t is tuple:
+        return t(unwrap(v) for v in x)
+    return x
+
+
+# --- cotangent helpers ------------------------------------------------------------------------
+
+
+def unbroadcast(c, x):
+    """Sum a cotangent ``c`` down to the shape of the argument ``x`` it belongs to (undoing
+    NumPy broadcasting), and give it x's float dtype when x is a float array."""
+    if type(x) is ndarray:
+        if type(c) is ndarray:
+            if c.shape != x.shape:
+                c = sum_to_shape(c, x.shape)
+            if c.dtype != x.dtype and x.dtype.kind == "f":
+                c = c.astype(x.dtype)
+        elif x.shape != ():
+            c = np.full(x.shape, c, dtype=x.dtype if x.dtype.kind == "f" else None)
+        return c
+    if type(c) is ndarray and c.ndim:  # x was a scalar that got broadcast
+        return c.sum()
+    return c
+
+
+def sum_to_shape(c: np.ndarray, shape: tuple) -> np.ndarray:
+    """Sum ``c`` over the axes that broadcasting added or stretched to reach ``c.shape``."""
+    lead = c.ndim - len(shape)
+    if lead:
+        c = c.sum(axis=tuple(range(lead)))
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and c.shape[i] != 1)
+    if axes:
+        c = c.sum(axis=axes, keepdims=True)
+    return c

@@ -1,0 +1,112 @@
+"""Where NumPy hands traced values to the engine: ``__array_ufunc__`` and ``__array_function__``.
+
+Both look the callable up in the registry (engine.registry); a signature-specific rule wins
+over the native rule, which wins over a verified derivation. A miss is a NoRuleError that
+names the callable and its signature, never a silent fall-through to NumPy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import NoRuleError, UnsupportedError
+from .core import Tracer, apply, apply1, apply2, nondiff
+from .registry import REGISTRY, entry
+from .rules_elementwise import NONDIFF_UFUNCS, UFUNC_PRIMITIVES
+from .rules_reduce import ACCUMULATE_PRIMITIVES, REDUCE_PRIMITIVES, reduce_call
+from .signature import call_signature, signature_key
+from .where import user_location
+
+# ufunc keyword arguments that change nothing about the gradient.
+_HARMLESS_KWARGS = frozenset({"casting", "order", "subok"})
+
+
+def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict):
+    """The body of ``Tracer.__array_ufunc__``."""
+    if kwargs:
+        inputs, kwargs = _ufunc_kwargs(ufunc, method, inputs, kwargs)
+    e = REGISTRY.get(ufunc)
+    if e is not None and e.by_signature and method == "__call__":
+        rule = e.by_signature.get(signature_key(inputs, {}))
+        if rule is not None:
+            return rule(*inputs)
+    if method == "__call__":
+        prim = UFUNC_PRIMITIVES.get(ufunc)
+        if prim is not None:
+            if len(inputs) == 1:
+                ans = apply1(prim, inputs[0])
+            else:
+                ans = apply2(prim, inputs[0], inputs[1])
+            dtype = kwargs.get("dtype")
+            return ans if dtype is None else ans.astype(dtype)
+        if ufunc in NONDIFF_UFUNCS:
+            return nondiff(ufunc)(*inputs, **kwargs)
+    elif method == "reduce" and ufunc in REDUCE_PRIMITIVES:
+        return reduce_call(REDUCE_PRIMITIVES[ufunc], f"np.{ufunc.__name__}.reduce", *inputs, **kwargs)
+    elif method == "accumulate" and ufunc in ACCUMULATE_PRIMITIVES:
+        axis = kwargs.pop("axis", 0)
+        dtype = kwargs.pop("dtype", None)
+        x = inputs[0] if dtype is None else inputs[0].astype(dtype)
+        if kwargs:
+            raise UnsupportedError(f"np.{ufunc.__name__}.accumulate(..., {', '.join(kwargs)}=...) on a traced value is not supported")
+        return apply(ACCUMULATE_PRIMITIVES[ufunc], x, axis=int(axis) % max(np.ndim(x.value), 1))
+    elif method == "outer" and ufunc in UFUNC_PRIMITIVES and len(inputs) == 2:
+        a, b = inputs
+        na, nb = np.ndim(_value(a)), np.ndim(_value(b))
+        return ufunc_call(ufunc, "__call__", (np.reshape(a, np.shape(_value(a)) + (1,) * nb), b), kwargs)
+    elif ufunc in NONDIFF_UFUNCS:
+        return getattr(ufunc, method)(*[_value(x) for x in inputs], **kwargs)
+    target = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+    raise NoRuleError(
+        f"no rule and no verified derivation for {target}({call_signature(inputs, {})}) at {user_location()}: "
+        "import one (`adcli rules list`) or write one (`adcli export`)"
+    )
+
+
+def _ufunc_kwargs(ufunc, method, inputs, kwargs):
+    kwargs = dict(kwargs)
+    out = kwargs.pop("out", None)
+    if out is not None and out is not Ellipsis and out != (Ellipsis,):
+        raise UnsupportedError(
+            f"np.{ufunc.__name__}(..., out=...) with a traced value at {user_location(4)}: the engine does not "
+            f"write into existing arrays; write y = np.{ufunc.__name__}(...) instead"
+        )
+    if "where" in kwargs and method == "__call__":
+        if kwargs.pop("where") is not True:
+            raise UnsupportedError(f"np.{ufunc.__name__}(..., where=...) with a traced value: use np.where on the result")
+    for k in _HARMLESS_KWARGS:
+        kwargs.pop(k, None)
+    return inputs, kwargs
+
+
+def _value(x):
+    return x.value if type(x) is Tracer else x
+
+
+def array_function(func, types, args: tuple, kwargs: dict):
+    """The body of ``Tracer.__array_function__``."""
+    e = REGISTRY.get(func)
+    if e is not None:
+        if e.by_signature:
+            rule = e.by_signature.get(signature_key(args, kwargs))
+            if rule is not None:
+                return rule(*args, **kwargs)
+        if e.native is not None:
+            return e.native(*args, **kwargs)
+        if e.derivation is not None:
+            return e.derivation(args, kwargs)
+    raise no_rule(func, args, kwargs)
+
+
+def no_rule(func, args, kwargs) -> NoRuleError:
+    name = entry(func).name if func in REGISTRY else _name(func)
+    return NoRuleError(
+        f"no rule and no verified derivation for {name}({call_signature(args, kwargs)}) at {user_location(3)}: "
+        "import one (`adcli rules list`) or write one (`adcli export`)"
+    )
+
+
+def _name(func):
+    from .registry import qualified_name
+
+    return qualified_name(func)

@@ -1,0 +1,169 @@
+"""``grad``, ``value_and_grad`` and ``stop_gradient``: the public entry points of the engine."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import GradInputError, UnsupportedError
+from . import hooks
+from .accumulate import Accumulator
+from .core import Tracer
+from .pytree import flatten, paths
+from .tape import Tape, backward
+
+ndarray = np.ndarray
+
+
+def value_and_grad(f: Callable, argnums: int | tuple = 0) -> Callable:
+    """Return a function that computes ``(f(*args), gradient)``.
+
+    ``argnums`` picks the argument(s) to differentiate: an int gives one gradient, a tuple gives
+    a tuple of gradients. Each gradient has its argument's structure and types: a float for a
+    float, an ndarray of the same shape and dtype for an array, the same dict/list/tuple nesting
+    for a pytree. ``f`` must return a scalar.
+
+    >>> import numpy as np, adcli
+    >>> adcli.value_and_grad(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0]))
+    (np.float64(5.0), array([2., 4.]))
+    """
+    single = isinstance(argnums, int)
+    nums = (argnums,) if single else tuple(argnums)
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        for k in nums:
+            if not -len(args) <= k < len(args):
+                raise GradInputError(f"argnums={argnums!r} but {getattr(f, '__name__', 'f')}() was called with {len(args)} positional argument(s)")
+        nums_pos = tuple(k % len(args) for k in nums)
+        tape = Tape()
+        args = list(args)
+        inputs = []  # (argnum, leaves, unflatten, [(leaf position, tracer)])
+        for k in nums_pos:
+            leaves, unflatten = flatten(args[k])
+            traced = _trace_leaves(f, k, args[k], leaves, tape)
+            new_leaves = list(leaves)
+            for pos, t in traced:
+                new_leaves[pos] = t
+            args[k] = unflatten(new_leaves)
+            inputs.append((leaves, unflatten, traced))
+        session = hooks.current()
+        try:
+            if session is not None:
+                session.start(tape, f)
+            out = f(*args, **kwargs)
+            value, grads = _reverse(f, tape, out, session)
+        finally:
+            tape.close()
+        results = []
+        for leaves, unflatten, traced in inputs:
+            new_leaves = [None if _passes_through(v) else v for v in leaves]
+            for pos, t in traced:
+                new_leaves[pos] = _as_gradient(grads, t.idx, leaves[pos])
+            results.append(unflatten(new_leaves))
+        return value, (results[0] if single else tuple(results))
+
+    return wrapper
+
+
+def grad(f: Callable, argnums: int | tuple = 0) -> Callable:
+    """Return a function that computes the gradient of scalar-valued ``f`` (see value_and_grad).
+
+    >>> import numpy as np, adcli
+    >>> adcli.grad(lambda x: np.sum(np.sin(x)))(np.zeros(3))
+    array([1., 1., 1.])
+    """
+    vg = value_and_grad(f, argnums)
+
+    @functools.wraps(f)
+    def gradient(*args, **kwargs):
+        return vg(*args, **kwargs)[1]
+
+    return gradient
+
+
+def stop_gradient(x: Any) -> Any:
+    """``x`` as a constant: the plain value of a traced value (pytrees elementwise)."""
+    leaves, unflatten = flatten(x)
+    return unflatten([v.value if type(v) is Tracer else v for v in leaves])
+
+
+# --- internals --------------------------------------------------------------------------------
+
+
+def _trace_leaves(f, k, arg, leaves, tape):
+    traced = []
+    where = paths(arg)
+    for pos, v in enumerate(leaves):
+        t = type(v)
+        if t is Tracer:
+            raise UnsupportedError(
+                "a traced value was passed to grad() inside another differentiated function: "
+                "higher-order differentiation (grad of grad) is not supported"
+            )
+        if t is float or (isinstance(v, (np.floating, ndarray)) and np.result_type(v).kind == "f"):
+            traced.append((pos, Tracer(v, tape.leaf(), tape)))
+        elif _passes_through(v) and v is not arg:
+            continue
+        else:
+            name = getattr(f, "__name__", "f")
+            loc = f"argument {k}{where[pos]}" if where[pos] else f"argument {k}"
+            kind = f"{type(v).__name__} {v!r}" if not isinstance(v, ndarray) else f"{v.dtype} array"
+            raise GradInputError(
+                f"{loc} of {name}() is {kind[:80]}: only floats and float arrays can be differentiated "
+                f"(pass a float, e.g. {float(v) if isinstance(v, (int, np.integer)) else 'x.astype(float)'}, "
+                "or leave it out of argnums)"
+            )
+    return traced
+
+
+def _passes_through(v) -> bool:
+    # Inside a differentiated pytree, non-numeric leaves (None, strings, callables, ...) are
+    # carried along with gradient None; numbers that are not floats are refused as a likely slip.
+    return not isinstance(v, (int, float, complex, np.number, np.bool_, ndarray))
+
+
+def _reverse(f, tape: Tape, out, session):
+    if type(out) is not Tracer:
+        _check_scalar(f, out)
+        return out, None  # the output does not depend on the inputs: all gradients are zero
+    if out.tape is not tape:
+        raise UnsupportedError(f"{getattr(f, '__name__', 'f')}() returned a value traced by a different gradient computation")
+    value = out.value
+    _check_scalar(f, value)
+    acc = Accumulator(len(tape.nodes))
+    acc.grads[out.idx] = np.ones_like(value) if type(value) is ndarray else np.result_type(value).type(1.0)
+    if session is not None:
+        session.backward(tape, acc, out.idx)
+    else:
+        backward(tape.nodes, acc, out.idx)
+    return value, acc
+
+
+def _check_scalar(f, value):
+    shape = np.shape(value)
+    if shape != ():
+        raise GradInputError(
+            f"grad needs a scalar output, but {getattr(f, '__name__', 'f')}() returned shape {shape}: "
+            "reduce it (e.g. np.sum) or differentiate one element"
+        )
+
+
+def _as_gradient(acc, idx, leaf):
+    g = None if acc is None else acc.grads[idx]
+    if type(leaf) is float:
+        return 0.0 if g is None else float(g)
+    if isinstance(leaf, np.generic):
+        return leaf.dtype.type(0.0 if g is None else g)
+    if g is None:
+        return np.zeros_like(leaf)
+    owned = idx in acc.owned and type(g) is ndarray and g.dtype == leaf.dtype and g.base is None
+    out = g if owned else np.array(g, dtype=leaf.dtype, copy=True)
+    if out.shape != leaf.shape:
+        if out.size == leaf.size:
+            out = out.reshape(leaf.shape)  # a scalar cotangent for a 0-d array
+        else:
+            raise AssertionError(f"internal error: gradient of shape {out.shape} for an input of shape {leaf.shape}")
+    return out

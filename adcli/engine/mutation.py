@@ -1,0 +1,218 @@
+"""Indexing and assignment: ``x[idx]``, ``y[idx] = v``, and in-place operators (``y += v``).
+
+Reading ``x[idx]`` is a primitive whose pullback adds ``g`` into x's gradient buffer in place
+(``np.add.at`` when integer-array indices may repeat), so a Python loop over ``x[i]`` costs
+O(1) per element in the reverse pass, not O(len(x)).
+
+Assignment is supported into arrays the traced code made itself (``np.zeros_like(x)``,
+``np.empty_like(x)``, ``x.copy()``, results of operations), with NumPy's semantics:
+
+* the Tracer object is updated (it now stands for the new version), so every Python reference
+  to it sees the assignment, as with an ndarray;
+* the write happens in place when nobody else holds the old memory (``sys.getrefcount``), and
+  on a copy otherwise (copy-on-write), so values saved for earlier pullbacks are never changed;
+* a live *view* of the array (``row = y[0]``) whose memory the assignment overwrites would
+  change in NumPy but not in the engine, so that case is refused with an error, as are
+  assignment into an input of the differentiated function and assignment through a view.
+"""
+
+from __future__ import annotations
+
+import sys
+import weakref
+
+import numpy as np
+
+from ..errors import TracingError, UnsupportedError
+from .core import Tracer, mixed_tapes, record, sum_to_shape
+from .where import user_location
+
+ndarray = np.ndarray
+
+
+# --- indices ------------------------------------------------------------------------------
+
+
+def clean_index(idx):
+    """Return ``(idx, advanced, repeats)`` with tracers refused and lists made arrays.
+
+    ``advanced``: integer or boolean array indexing is involved; ``repeats``: an integer array
+    is present, so positions may repeat (the pullback must then use np.add.at).
+    """
+    t = type(idx)
+    if t is int or t is slice or idx is None or idx is Ellipsis:
+        return idx, False, False
+    parts = idx if t is tuple else (idx,)
+    advanced = repeats = False
+    out = []
+    for part in parts:
+        pt = type(part)
+        if pt is Tracer:
+            raise TracingError(
+                f"indexing with a traced value at {user_location(3)}: indices must be integers or masks; "
+                "compute the index from plain values (e.g. np.argmax(x) gives a plain integer)"
+            )
+        if pt is list or (pt is ndarray) or isinstance(part, np.ndarray):
+            part = np.asarray(part)
+            advanced = True
+            if part.dtype.kind != "b":
+                repeats = True
+        elif isinstance(part, np.generic) and part.dtype.kind == "b":
+            advanced = True
+        out.append(part)
+    return (tuple(out) if t is tuple else out[0]), advanced, repeats
+
+
+def getitem(x: Tracer, idx):
+    idx, advanced, repeats = clean_index(idx)
+    xv = x.value
+    ans = xv[idx]
+    node = (_pb_getitem, x.idx, idx, np.shape(xv), getattr(xv, "dtype", np.float64), repeats)
+    t = record(x.tape, node, ans)
+    if not advanced and type(ans) is ndarray:
+        from .rules_shape import viewing
+
+        viewing(x, t)
+    return t
+
+
+def _pb_getitem(node, g, acc):
+    _, p, idx, shape, dtype, repeats = node
+    buf = acc.buffer(p, shape, dtype)
+    if repeats:
+        np.add.at(buf, idx, g)  # x[[0, 0]]: both reads contribute
+    else:
+        buf[idx] += g
+
+
+# --- views: who might see an in-place write ----------------------------------------------
+
+
+def note_view(root: Tracer, view: Tracer) -> None:
+    """Remember (weakly) that ``view`` shares ``root``'s memory."""
+    try:
+        views = root.views
+    except AttributeError:
+        views = root.views = []
+    views.append(weakref.ref(view))
+
+
+def _check_views(t: Tracer, region, action: str) -> None:
+    views = getattr(t, "views", None)
+    if not views:
+        return
+    for ref in views:
+        v = ref()
+        if v is not None and type(v.value) is ndarray and np.shares_memory(v.value, region):
+            raise UnsupportedError(
+                f"{action} at {user_location(4)} overwrites memory that a view taken earlier "
+                "(e.g. row = y[0], y.T, y.reshape(...)) also sees; NumPy would change the view too, which "
+                "the engine cannot follow: take a copy of the view (.copy()) before the assignment"
+            )
+    t.views = None
+
+
+def _check_target(t: Tracer, action: str) -> None:
+    if type(t.value) is not ndarray:
+        raise TypeError(f"{type(t.value).__name__!r} object does not support item assignment")
+    if getattr(t, "root", None) is not None:
+        raise UnsupportedError(
+            f"{action} through a view at {user_location(4)} (e.g. y[i][j] = v or y.T[...] = v): write into the "
+            "array itself (y[i, j] = v), or copy the view first"
+        )
+    if t.tape.nodes[t.idx] is None:
+        raise UnsupportedError(
+            f"{action} into an input of the differentiated function at {user_location(4)}: NumPy would modify "
+            "the caller's array; copy it first (x = x.copy()) and assign into the copy"
+        )
+
+
+# References to an ndarray that nobody else shares: the tracer's slot, the local name in
+# setitem, and getrefcount's own argument.
+_SOLE_OWNER_REFS = 3
+
+
+def setitem(t: Tracer, idx, v) -> None:
+    """``t[idx] = v`` for a traced array ``t`` (v traced or plain)."""
+    _check_target(t, "assignment")
+    idx, advanced, repeats = clean_index(idx)
+    if type(v) is Tracer:
+        if v.tape is not t.tape:
+            mixed_tapes(t, v)
+        vv, vp = v.value, v.idx
+    else:
+        vv, vp = v, None
+        if isinstance(v, (list, tuple)) and any(type(e) is Tracer for e in v):
+            raise TracingError(
+                f"assigning a list of traced values at {user_location(3)}: use np.stack(...) to make one traced array first"
+            )
+    if repeats:
+        _refuse_repeated(t.value, idx)
+    val = t.value
+    # In place only if this array owns its memory and nothing else references it (no saved
+    # residual, no view, no caller); otherwise write into a copy (copy-on-write).
+    if not (val.flags.owndata and val.flags.writeable) or sys.getrefcount(val) > _SOLE_OWNER_REFS:
+        _check_views(t, val[idx] if not advanced else val, "assignment")
+        val = val.copy()
+    elif getattr(t, "views", None):
+        _check_views(t, val[idx] if not advanced else val, "assignment")
+    val[idx] = vv
+    node = (_pb_setitem, t.idx, vp, idx, np.shape(vv), len(t.tape.nodes))
+    t.value = val
+    new = record(t.tape, node, val)
+    t.idx = new.idx
+
+
+def _refuse_repeated(val, idx):
+    try:
+        positions = np.arange(val.size).reshape(val.shape)[idx].ravel()
+    except IndexError:
+        return  # NumPy will raise its own error on the assignment itself
+    if len(np.unique(positions)) != len(positions):
+        raise UnsupportedError(
+            f"assignment with repeated indices at {user_location(4)}: only the last write survives in NumPy, "
+            "which has no useful gradient; use unique indices, or np.add.at semantics via y = y + ..."
+        )
+
+
+def _pb_setitem(node, g, acc):
+    _, p_old, p_v, idx, vshape, me = node
+    if p_v is not None:
+        gv = np.array(g[idx], copy=True)  # a copy: g[idx] may be a view we are about to zero
+        if gv.shape != vshape:
+            if gv.size == int(np.prod(vshape)):
+                gv = gv.reshape(vshape)  # v was (1, n) written into an (n,) region
+            else:
+                gv = sum_to_shape(gv, vshape) if len(vshape) else gv.sum()
+        acc.add(p_v, gv)
+    # The old version's cotangent is g with the overwritten region zeroed; reuse g's buffer
+    # when the accumulator owns it (nothing else can see it), otherwise work on a copy.
+    if me in acc.owned and type(g) is ndarray:
+        acc.owned.discard(me)
+    else:
+        g = np.array(g, copy=True)
+    g[idx] = 0
+    acc.give(p_old, g)
+
+
+# --- in-place operators -------------------------------------------------------------------
+
+
+def inplace(t: Tracer, op, other):
+    """``t op= other`` (e.g. ``+=``). Scalars are immutable, so Python rebinds: we return a new
+    tracer. Arrays keep NumPy's semantics: the Tracer object itself now stands for the result."""
+    if type(t.value) is not ndarray:
+        return op(t, other)
+    _check_target(t, "in-place operator")
+    new = op(t, other)
+    if type(new) is not Tracer:
+        return new
+    if new.value.dtype != t.value.dtype or new.value.shape != t.value.shape:
+        if new.value.shape != t.value.shape:
+            raise ValueError(
+                f"non-broadcastable output operand with shape {t.value.shape} doesn't match the broadcast shape {new.value.shape}"
+            )
+        new = new.astype(t.value.dtype)
+    _check_views(t, t.value, "in-place operator")
+    t.value, t.idx = new.value, new.idx
+    return t

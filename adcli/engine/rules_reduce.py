@@ -1,0 +1,208 @@
+"""Native rules for reductions and scans: ufunc.reduce / ufunc.accumulate, sum, prod, max, min,
+mean, cumsum, cumprod (axis: None, int or tuple; keepdims)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from .core import Primitive, Tracer, apply
+from .registry import defnative
+
+
+def norm_axes(axis, ndim: int) -> tuple:
+    """``axis`` (None, int or tuple) as a sorted tuple of non-negative axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        axes = tuple(int(a) % ndim if ndim else int(a) for a in axis)
+    else:
+        axes = (int(axis) % ndim if ndim else int(axis),)
+    return tuple(sorted(axes))
+
+
+def keep(g, x, axis, keepdims):
+    """Give a reduced cotangent (or answer) back its reduced axes as length-1 dimensions."""
+    g = np.asarray(g)
+    if keepdims:
+        return g
+    ndim = np.ndim(x)
+    axes = norm_axes(axis, ndim)
+    return g.reshape([1 if i in axes else n for i, n in enumerate(np.shape(x))]) if ndim else g
+
+
+def _spread(g, x, axis, keepdims):
+    return np.broadcast_to(keep(g, x, axis, keepdims), np.shape(x))
+
+
+def _count(x, axis):
+    shape = np.shape(x)
+    return int(np.prod([shape[a] for a in norm_axes(axis, len(shape))], dtype=np.int64))
+
+
+# --- sums and means ---
+SUM = Primitive(
+    "numpy.add.reduce",
+    lambda x, axis=None, keepdims=False: np.add.reduce(x, axis=axis, keepdims=keepdims),
+    lambda g, ans, x, axis=None, keepdims=False: _spread(g, x, axis, keepdims),
+)
+MEAN = Primitive(
+    "numpy.mean",
+    lambda x, axis=None, keepdims=False: np.mean(x, axis=axis, keepdims=keepdims),
+    lambda g, ans, x, axis=None, keepdims=False: _spread(g, x, axis, keepdims) / _count(x, axis),
+)
+
+
+# --- max / min: the cotangent goes to the maximal entries, split evenly between ties ---
+def _choose_vjp(g, ans, x, axis=None, keepdims=False):
+    hit = x == keep(ans, x, axis, keepdims)
+    share = keep(g, x, axis, keepdims) / hit.sum(axis=norm_axes(axis, np.ndim(x)), keepdims=True)
+    return np.where(hit, share, 0.0)
+
+
+MAX = Primitive(
+    "numpy.maximum.reduce",
+    lambda x, axis=None, keepdims=False: np.maximum.reduce(x, axis=axis, keepdims=keepdims),
+    _choose_vjp,
+)
+MIN = Primitive(
+    "numpy.minimum.reduce",
+    lambda x, axis=None, keepdims=False: np.minimum.reduce(x, axis=axis, keepdims=keepdims),
+    _choose_vjp,
+)
+
+
+# --- products: d(prod x)/dx_i is the product of the others, computed without dividing so
+# that zeros in x are exact (exclusive cumulative products from both ends) ---
+def _to_last(x, axes):
+    """Move ``axes`` to the end and flatten them into one; return the array and how to undo."""
+    x = np.asarray(x)
+    rest = [a for a in range(x.ndim) if a not in axes]
+    perm = rest + list(axes)
+    moved = np.transpose(x, perm)
+    flat = moved.reshape(moved.shape[: len(rest)] + (-1,))
+    return flat, moved.shape, np.argsort(perm)
+
+
+def _prod_vjp(g, ans, x, axis=None, keepdims=False):
+    axes = norm_axes(axis, np.ndim(x))
+    flat, moved_shape, inverse = _to_last(x, axes)
+    ones = np.ones(flat.shape[:-1] + (1,), flat.dtype)
+    left = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
+    right = np.cumprod(np.concatenate([ones, flat[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    others = (left * right).reshape(moved_shape).transpose(inverse)
+    return keep(g, x, axis, keepdims) * others
+
+
+PROD = Primitive(
+    "numpy.multiply.reduce",
+    lambda x, axis=None, keepdims=False: np.multiply.reduce(x, axis=axis, keepdims=keepdims),
+    _prod_vjp,
+)
+
+
+# --- scans ---
+def _rev_cumsum(g, axis):
+    return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
+
+
+CUMSUM = Primitive(
+    "numpy.add.accumulate",
+    lambda x, axis=0: np.add.accumulate(x, axis=axis),
+    lambda g, ans, x, axis=0: _rev_cumsum(g, axis),
+)
+
+
+def _cumprod_vjp(g, ans, x, axis=0):
+    # grad_i = sum_{j>=i} g_j * ans_j / x_i when x has no zeros; otherwise run the exact
+    # recurrence s_i = g_i + x_{i+1} s_{i+1}, grad_i = s_i * prod_{k<i} x_k.
+    if np.all(x != 0):
+        return _rev_cumsum(g * ans, axis) / x
+    gm, xm = np.moveaxis(g, axis, 0), np.moveaxis(x, axis, 0)
+    n = xm.shape[0]
+    s = np.zeros_like(gm, dtype=np.result_type(g, x))
+    s[n - 1] = gm[n - 1]
+    for i in range(n - 2, -1, -1):
+        s[i] = gm[i] + xm[i + 1] * s[i + 1]
+    before = np.concatenate([np.ones_like(xm[:1]), np.cumprod(xm[:-1], axis=0)], axis=0)
+    return np.moveaxis(s * before, 0, axis)
+
+
+CUMPROD = Primitive(
+    "numpy.multiply.accumulate",
+    lambda x, axis=0: np.multiply.accumulate(x, axis=axis),
+    _cumprod_vjp,
+)
+
+REDUCE_PRIMITIVES = {np.add: SUM, np.multiply: PROD, np.maximum: MAX, np.minimum: MIN, np.fmax: MAX, np.fmin: MIN}
+ACCUMULATE_PRIMITIVES = {np.add: CUMSUM, np.multiply: CUMPROD}
+
+
+def reduce_call(prim, name, x, axis=None, dtype=None, out=None, keepdims=False, initial=np._NoValue, where=True):
+    """Shared front for np.sum / x.sum() / np.add.reduce(...) and the other reductions."""
+    if out is not None:
+        raise UnsupportedError(f"{name}(..., out=...) on a traced value: write y = {name}(...) instead")
+    if where is not True:
+        raise UnsupportedError(f"{name}(..., where=...) on a traced value: multiply by the mask or use np.where first")
+    if dtype is not None and type(x) is Tracer:
+        x = x.astype(dtype)
+    ans = apply(prim, x, axis=_hashable(axis), keepdims=bool(keepdims))
+    if initial is not np._NoValue:
+        if prim is SUM:
+            ans = ans + initial
+        else:
+            raise UnsupportedError(f"{name}(..., initial=...) on a traced value is not supported")
+    return ans
+
+
+def _hashable(axis):
+    return tuple(axis) if isinstance(axis, list) else axis
+
+
+@defnative(np.sum)
+def _sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=np._NoValue, where=True):
+    return reduce_call(SUM, "np.sum", a, axis, dtype, out, keepdims, initial, where)
+
+
+@defnative(np.prod)
+def _prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=np._NoValue, where=True):
+    return reduce_call(PROD, "np.prod", a, axis, dtype, out, keepdims, initial, where)
+
+
+@defnative(np.max, np.amax)
+def _max(a, axis=None, out=None, keepdims=False, initial=np._NoValue, where=True):
+    return reduce_call(MAX, "np.max", a, axis, None, out, keepdims, initial, where)
+
+
+@defnative(np.min, np.amin)
+def _min(a, axis=None, out=None, keepdims=False, initial=np._NoValue, where=True):
+    return reduce_call(MIN, "np.min", a, axis, None, out, keepdims, initial, where)
+
+
+@defnative(np.mean)
+def _mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    return reduce_call(MEAN, "np.mean", a, axis, dtype, out, keepdims, np._NoValue, where)
+
+
+def _scan(prim, name, a, axis, dtype, out):
+    if out is not None:
+        raise UnsupportedError(f"{name}(..., out=...) on a traced value: write y = {name}(...) instead")
+    if dtype is not None:
+        a = a.astype(dtype)
+    if axis is None:
+        a, axis = np.ravel(a), 0
+    return apply(prim, a, axis=int(axis) % max(np.ndim(a.value if type(a) is Tracer else a), 1))
+
+
+@defnative(np.cumsum, np.cumulative_sum)
+def _cumsum(a, axis=None, dtype=None, out=None, **kwargs):
+    if kwargs.get("include_initial"):
+        raise UnsupportedError("np.cumulative_sum(..., include_initial=True) on a traced value is not supported")
+    return _scan(CUMSUM, "np.cumsum", a, axis, dtype, out)
+
+
+@defnative(np.cumprod, np.cumulative_prod)
+def _cumprod(a, axis=None, dtype=None, out=None, **kwargs):
+    if kwargs.get("include_initial"):
+        raise UnsupportedError("np.cumulative_prod(..., include_initial=True) on a traced value is not supported")
+    return _scan(CUMPROD, "np.cumprod", a, axis, dtype, out)

@@ -1,0 +1,324 @@
+"""Native rules for shape, indexing and selection: reshape, transpose, concatenate, getitem,
+where, clip, sort, ... (assignment lives in engine.mutation)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import TracingError, UnsupportedError
+from .core import Primitive, Tracer, apply, record, sum_to_shape, unbroadcast
+from .registry import defnative
+from .where import user_location
+
+ndarray = np.ndarray
+
+
+def _val(x):
+    return x.value if type(x) is Tracer else x
+
+
+def viewing(x, t):
+    """Mark tracer ``t`` as a view of traced ``x`` when its value shares x's memory (NumPy view
+    semantics): assignment into ``t`` is refused, and assignment into x checks t (mutation)."""
+    if type(t) is Tracer and type(t.value) is ndarray and t.value.base is not None:
+        root = getattr(x, "root", None) or x
+        t.root = root
+        from .mutation import note_view
+
+        note_view(root, t)
+    return t
+
+
+# --- reshapes and axis permutations (the cotangent is reshaped / permuted back) ---
+RESHAPE = Primitive(
+    "numpy.reshape",
+    lambda x, shape, order="C": np.reshape(x, shape, order=order),
+    lambda g, ans, x, shape, order="C": np.reshape(g, np.shape(x), order=order),
+)
+TRANSPOSE = Primitive(
+    "numpy.transpose",
+    lambda x, axes=None: np.transpose(x, axes),
+    lambda g, ans, x, axes=None: np.transpose(g, None if axes is None else np.argsort(axes)),
+)
+BROADCAST_TO = Primitive(
+    "numpy.broadcast_to",
+    lambda x, shape: np.broadcast_to(x, shape),
+    lambda g, ans, x, shape: sum_to_shape(np.asarray(g), np.shape(x)),
+)
+COPY = Primitive("numpy.copy", lambda x: np.array(x, copy=True), lambda g, ans, x: g)
+ASTYPE = Primitive(
+    "numpy.ndarray.astype",
+    lambda x, dtype: np.asarray(x).astype(dtype) if np.ndim(x) else np.dtype(dtype).type(x),
+    lambda g, ans, x, dtype: np.asarray(g).astype(getattr(x, "dtype", np.float64)) if np.ndim(x) else g,
+)
+
+
+def reshape(x, shape, order="C"):
+    if order not in ("C", "F"):
+        raise UnsupportedError(f"reshape(..., order={order!r}) on a traced value: use 'C' or 'F'")
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
+    return viewing(x, apply(RESHAPE, x, shape, order=order))
+
+
+def transpose(x, axes=None):
+    if axes is not None:
+        axes = tuple(int(a) % np.ndim(x.value) for a in axes)
+    return viewing(x, apply(TRANSPOSE, x, axes))
+
+
+@defnative(np.reshape)
+def _reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    shape = newshape if shape is None else shape
+    out = reshape(a, shape, order)
+    return out.copy() if copy else out
+
+
+@defnative(np.transpose, np.permute_dims)
+def _transpose(a, axes=None):
+    return transpose(a, axes)
+
+
+@defnative(np.matrix_transpose)
+def _matrix_transpose(x):
+    nd = np.ndim(x.value)
+    return transpose(x, tuple(range(nd - 2)) + (nd - 1, nd - 2))
+
+
+@defnative(np.swapaxes)
+def _swapaxes(a, axis1, axis2):
+    perm = list(range(np.ndim(a.value)))
+    i, j = int(axis1) % len(perm), int(axis2) % len(perm)
+    perm[i], perm[j] = perm[j], perm[i]
+    return transpose(a, tuple(perm))
+
+
+@defnative(np.moveaxis)
+def _moveaxis(a, source, destination):
+    nd = np.ndim(a.value)
+    src = [int(s) % nd for s in np.atleast_1d(source)]
+    dst = [int(d) % nd for d in np.atleast_1d(destination)]
+    order = [n for n in range(nd) if n not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return transpose(a, tuple(order))
+
+
+@defnative(np.squeeze)
+def _squeeze(a, axis=None):
+    shape = np.shape(a.value)
+    if axis is None:
+        new = tuple(n for n in shape if n != 1)
+    else:
+        axes = {int(ax) % len(shape) for ax in np.atleast_1d(axis)}
+        if any(shape[ax] != 1 for ax in axes):
+            raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
+        new = tuple(n for i, n in enumerate(shape) if i not in axes)
+    return reshape(a, new)
+
+
+@defnative(np.expand_dims)
+def _expand_dims(a, axis):
+    shape = list(np.shape(a.value))
+    axes = sorted(int(ax) % (len(shape) + len(np.atleast_1d(axis))) for ax in np.atleast_1d(axis))
+    for ax in axes:
+        shape.insert(ax, 1)
+    return reshape(a, tuple(shape))
+
+
+@defnative(np.ravel)
+def _ravel(a, order="C"):
+    return reshape(a, (-1,), "F" if order == "F" else "C")
+
+
+@defnative(np.broadcast_to)
+def _broadcast_to(array, shape, subok=False):
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    return viewing(array, apply(BROADCAST_TO, array, shape))
+
+
+@defnative(np.copy)
+def _copy(a, order="K", subok=False):
+    return apply(COPY, a)
+
+
+@defnative(np.atleast_1d)
+def _atleast_1d(*arys):
+    res = [a if np.ndim(_val(a)) >= 1 else np.reshape(a, (1,)) for a in arys]
+    return res[0] if len(res) == 1 else tuple(res)
+
+
+@defnative(np.atleast_2d)
+def _atleast_2d(*arys):
+    res = []
+    for a in arys:
+        nd = np.ndim(_val(a))
+        res.append(a if nd >= 2 else np.reshape(a, (1, 1) if nd == 0 else (1, -1)))
+    return res[0] if len(res) == 1 else tuple(res)
+
+
+def astype(x, dtype):
+    """Cast a tracer: float targets stay traced; integer/bool targets drop the gradient
+    (their derivative is zero), as floor() does."""
+    dt = np.dtype(dtype)
+    if dt.kind not in "fc":
+        return np.asarray(x.value).astype(dt) if np.ndim(x.value) else dt.type(x.value)
+    if dt.kind == "c":
+        raise UnsupportedError(f"casting a traced value to complex ({dt}) is not supported")
+    return apply(ASTYPE, x, dt)
+
+
+# --- joining ---
+def _pb_concat(node, g, acc):
+    _, parents, bounds, axis = node
+    for (k, p) in parents:
+        sl = [slice(None)] * np.ndim(g)
+        sl[axis] = slice(bounds[k], bounds[k + 1])
+        acc.add(p, g[tuple(sl)])
+
+
+@defnative(np.concatenate)
+def _concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+    if out is not None:
+        raise UnsupportedError("np.concatenate(..., out=...) with traced values: write y = np.concatenate(...)")
+    arrays = list(arrays)
+    if axis is None:
+        arrays, axis = [np.ravel(a) for a in arrays], 0
+    vals = [np.asarray(_val(a)) for a in arrays]
+    ans = np.concatenate(vals, axis=axis, dtype=dtype)
+    axis = int(axis) % ans.ndim
+    bounds = np.concatenate([[0], np.cumsum([v.shape[axis] for v in vals])]).tolist()
+    parents = tuple((k, a.idx) for k, a in enumerate(arrays) if type(a) is Tracer)
+    tape = _one_tape(arrays)
+    return record(tape, (_pb_concat, parents, bounds, axis), ans)
+
+
+def _one_tape(items):
+    tapes = {id(a.tape): a.tape for a in items if type(a) is Tracer}
+    if len(tapes) != 1:
+        from .core import mixed_tapes
+
+        ts = [a for a in items if type(a) is Tracer]
+        mixed_tapes(ts[0], ts[-1])
+    return next(iter(tapes.values()))
+
+
+@defnative(np.stack)
+def _stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
+    if out is not None:
+        raise UnsupportedError("np.stack(..., out=...) with traced values: write y = np.stack(...)")
+    arrays = list(arrays)
+    if not arrays:
+        raise ValueError("need at least one array to stack")
+    nd = np.ndim(_val(arrays[0])) + 1
+    axis = int(axis) % nd
+    return np.concatenate([np.expand_dims(a, axis) for a in arrays], axis=axis, dtype=dtype)
+
+
+# --- selection ---
+WHERE = Primitive(
+    "numpy.where",
+    lambda c, x, y: np.where(c, x, y),
+    None,
+    lambda g, ans, c, x, y: unbroadcast(np.where(c, g, 0.0), x),
+    lambda g, ans, c, x, y: unbroadcast(np.where(c, 0.0, g), y),
+)
+
+
+@defnative(np.where)
+def _where(condition, x=None, y=None):
+    if x is None and y is None:
+        return np.where(_val(condition))
+    if type(condition) is Tracer:
+        condition = condition.value != 0
+    return apply(WHERE, condition, x, y)
+
+
+def _clip_fwd(x, lo, hi):
+    return np.clip(x, lo, hi)
+
+
+def _clip_dx(g, ans, x, lo, hi):
+    inside = np.ones(np.shape(ans), bool)
+    if lo is not None:
+        inside &= x >= lo
+    if hi is not None:
+        inside &= x <= hi
+    return unbroadcast(g * inside, x)
+
+
+CLIP = Primitive(
+    "numpy.clip",
+    _clip_fwd,
+    _clip_dx,
+    lambda g, ans, x, lo, hi: unbroadcast(g * (x < lo), lo),
+    lambda g, ans, x, lo, hi: unbroadcast(g * (x > hi), hi),
+)
+
+
+@defnative(np.clip)
+def _clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue, max=np._NoValue, **kwargs):
+    if out is not None:
+        raise UnsupportedError("np.clip(..., out=...) with traced values: write y = np.clip(...)")
+    lo = a_min if a_min is not np._NoValue else (None if min is np._NoValue else min)
+    hi = a_max if a_max is not np._NoValue else (None if max is np._NoValue else max)
+    return apply(CLIP, a, lo, hi)
+
+
+def _sort_fwd(x, axis, kind):
+    order = np.argsort(x, axis=axis, kind=kind)
+    return np.take_along_axis(x, order, axis=axis), order
+
+
+def _pb_sort(node, g, acc):
+    _, p, order, axis, shape, dtype = node
+    c = np.zeros(shape, dtype)
+    np.put_along_axis(c, order, g, axis=axis)
+    acc.add(p, c)
+
+
+@defnative(np.sort)
+def _sort(a, axis=-1, kind=None, order=None, *, stable=None):
+    x = a.value
+    if axis is None:
+        a, axis = np.ravel(a), -1
+        x = a.value
+    ans, idx = _sort_fwd(x, axis, "stable" if stable else kind)
+    return record(a.tape, (_pb_sort, a.idx, idx, axis, x.shape, x.dtype), ans)
+
+
+# --- integer-valued functions of traced arrays: no gradient flows, results are plain ---
+_PLAIN = (
+    np.argmax, np.argmin, np.argsort, np.argwhere, np.nonzero, np.flatnonzero, np.shape, np.ndim,
+    np.size, np.isclose, np.allclose, np.array_equal, np.count_nonzero, np.any, np.all, np.sign,
+    np.floor, np.ceil, np.trunc, np.rint, np.round, np.around, np.isnan, np.isinf, np.isfinite,
+    np.iscomplexobj, np.isrealobj, np.result_type, np.searchsorted, np.histogram, np.unique,
+    np.digitize, np.bincount, np.fix, np.isreal, np.iscomplex, np.array_equiv, np.can_cast,
+    np.min_scalar_type, np.may_share_memory, np.shares_memory,
+)
+for _f in _PLAIN:
+    from .core import nondiff as _nondiff
+
+    defnative(_f)(_nondiff(_f))
+
+
+# --- new arrays from a traced one: constant values, but traced so that later assignment into
+# them is recorded (y = np.empty_like(x); y[i] = ... is the naive_map benchmark) ---
+def _pb_const(node, g, acc):
+    pass
+
+
+def constant_like(maker):
+    def make(prototype, *args, **kwargs):
+        proto = prototype.value if type(prototype) is Tracer else prototype
+        ans = maker(proto, *args, **kwargs)
+        dt = ans.dtype
+        if dt.kind != "f":
+            return ans
+        tape = prototype.tape
+        return record(tape, (_pb_const,), ans)
+
+    return make
+
+
+for _f in (np.zeros_like, np.ones_like, np.empty_like, np.full_like):
+    defnative(_f)(constant_like(_f))

@@ -1,0 +1,87 @@
+"""The tape: the record of one forward pass, and the reverse pass over it.
+
+This module knows nothing of NumPy (its tests run it on plain floats). A tape is a list of
+nodes, one per traced value, in the order the values were made. A *leaf* (an input of the
+differentiated function) is the node ``None``. Any other node is a tuple whose first element
+is its pullback, called as ``node[0](node, g, acc)``: it receives the cotangent ``g`` of the
+node's value and adds its parents' shares into the accumulator ``acc`` (``acc.add(parent, c)``,
+or by writing into ``acc.buffer(...)`` for rules that accumulate in place). Keeping the rest of
+the tuple opaque lets every rule store exactly what its pullback needs, and nothing more.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+
+class ClosedTapeError(RuntimeError):
+    """Raised when something records onto a tape whose gradient computation has finished."""
+
+
+class _ClosedNodes(list):
+    # Swapped in for a finished tape's node list, so that a traced value which escaped its
+    # gradient computation fails loudly on its next use without a check on the hot path.
+    def append(self, node: Any) -> None:  # noqa: D102
+        raise ClosedTapeError(
+            "a traced value was used after its gradient computation finished "
+            "(it escaped, e.g. into a global or a closure); compute with it inside the function "
+            "being differentiated"
+        )
+
+
+class Tape:
+    """An append-only list of nodes; ``nodes[i]`` made the traced value with index ``i``."""
+
+    __slots__ = ("nodes",)
+
+    def __init__(self) -> None:
+        self.nodes: list = []
+
+    def leaf(self) -> int:
+        """Record an input of the differentiated function and return its index."""
+        self.nodes.append(None)
+        return len(self.nodes) - 1
+
+    def close(self) -> None:
+        """End recording: further use of this tape's traced values raises ClosedTapeError."""
+        self.nodes = _ClosedNodes(self.nodes)
+
+
+class SumAccumulator:
+    """The simplest accumulator: gradients add with ``+``. The engine's own accumulator
+    adds NumPy arrays in place where it owns them (see engine.accumulate)."""
+
+    __slots__ = ("grads",)
+
+    def __init__(self, n: int) -> None:
+        self.grads: list = [None] * n
+
+    def add(self, p: int, c: Any) -> None:
+        old = self.grads[p]
+        self.grads[p] = c if old is None else old + c
+
+
+def backward(nodes: list, acc: Any, start: int) -> None:
+    """Propagate cotangents from node ``start`` back to the leaves.
+
+    ``acc.grads[i]`` holds the cotangent of value ``i`` (``None`` = nothing flowed there).
+    The caller seeds ``acc.grads[start]``; on return the leaves' slots hold the gradients.
+
+    Nodes are visited in reverse recording order. That is a valid reverse topological order
+    because a node can only refer to parents recorded before it, so by the time we reach node
+    ``i`` every consumer of value ``i`` (all recorded later) has already added its share into
+    ``grads[i]``: the cotangent is complete and can be pushed to the parents.
+    """
+    grads = acc.grads
+    for i in range(start, -1, -1):
+        g = grads[i]
+        if g is None:
+            continue  # nothing depends on this value through a differentiable path
+        node = nodes[i]
+        if node is None:
+            continue  # a leaf: its cotangent is the answer, leave it in place
+        grads[i] = None  # consumed: drop the reference so big cotangents are freed early
+        node[0](node, g, acc)  # the node's pullback adds its parents' shares into acc
+
+
+PullbackFn = Callable[[tuple, Any, Any], None]

@@ -1,0 +1,177 @@
+"""The ndarray-like surface of :class:`Tracer`: operators, NumPy protocols, methods and the
+escape routes that must raise. Dunders only dispatch: unwrap, look up, call."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import TracingError, UnsupportedError
+from . import mutation
+from .core import Tracer, apply1, apply2
+from .dispatch import array_function, ufunc_call
+from .rules_elementwise import (
+    ABSOLUTE, ADD, DIVIDE, MULTIPLY, NEGATIVE, POSITIVE, POWER, REMAINDER, SUBTRACT,
+)
+from .rules_shape import astype, reshape, transpose
+from .where import user_location
+
+ndarray = np.ndarray
+
+
+def _binary(prim):
+    def op(self, other):
+        return apply2(prim, self, other)
+
+    def rop(self, other):
+        return apply2(prim, other, self)
+
+    return op, rop
+
+
+def _compare(ufunc):
+    def op(self, other):
+        return ufunc(self.value, other.value if type(other) is Tracer else other)
+
+    return op
+
+
+def _inplace(op):
+    def iop(self, other):
+        return mutation.inplace(self, op, other)
+
+    return iop
+
+
+def _escape(what: str, hint: str):
+    def refuse(self, *args, **kwargs):
+        raise TracingError(
+            f"{what} of a traced value at {user_location(2)}: the number would drop out of the gradient. {hint}"
+        )
+
+    return refuse
+
+
+_NUMBER_HINT = (
+    "Use NumPy on the traced value instead (np.sin(x), not math.sin(x)); if the value is written into a plain "
+    "array, create that array from traced code (np.zeros_like(x), x.copy()) or collect values in a list and "
+    "np.stack them; use adcli.stop_gradient(x) where a constant is meant"
+)
+_ARRAY_HINT = (
+    "NumPy functions without a rule would see plain numbers: keep the value traced (np.stack / np.concatenate "
+    "instead of np.array([...])), or use adcli.stop_gradient(x) where a constant is meant"
+)
+
+
+def _install() -> None:
+    T = Tracer
+    for name, prim in (("add", ADD), ("sub", SUBTRACT), ("mul", MULTIPLY), ("truediv", DIVIDE),
+                       ("pow", POWER), ("mod", REMAINDER)):
+        op, rop = _binary(prim)
+        setattr(T, f"__{name}__", op)
+        setattr(T, f"__r{name}__", rop)
+        setattr(T, f"__i{name}__", _inplace(op))
+    T.__matmul__ = lambda self, other: np.matmul(self, other)
+    T.__rmatmul__ = lambda self, other: np.matmul(other, self)
+    T.__imatmul__ = _inplace(T.__matmul__)
+    T.__floordiv__ = lambda self, other: np.floor_divide(self.value, other.value if type(other) is T else other)
+    T.__rfloordiv__ = lambda self, other: np.floor_divide(other, self.value)
+    T.__neg__ = lambda self: apply1(NEGATIVE, self)
+    T.__pos__ = lambda self: apply1(POSITIVE, self)
+    T.__abs__ = lambda self: apply1(ABSOLUTE, self)
+    for name, uf in (("lt", np.less), ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal),
+                     ("eq", np.equal), ("ne", np.not_equal)):
+        setattr(T, f"__{name}__", _compare(uf))
+    T.__hash__ = None
+    # Truth value: value-dependent control flow (if x > 0, while err > tol) is allowed; the
+    # branch taken is part of the function, as in the primal.
+    T.__bool__ = lambda self: bool(self.value)
+
+    # NumPy protocols
+    T.__array_ufunc__ = lambda self, ufunc, method, *inputs, **kwargs: ufunc_call(ufunc, method, inputs, kwargs)
+    T.__array_function__ = lambda self, func, types, args, kwargs: array_function(func, types, args, kwargs)
+
+    # Escape routes: each would read the raw number and lose the gradient.
+    T.__float__ = _escape("float()", _NUMBER_HINT)
+    T.__int__ = _escape("int()", _NUMBER_HINT)
+    T.__index__ = _escape("use as an integer index", _NUMBER_HINT)
+    T.__complex__ = _escape("complex()", _NUMBER_HINT)
+    T.__array__ = _escape("conversion to a plain array (np.asarray / np.array)", _ARRAY_HINT)
+    T.item = _escape(".item()", _NUMBER_HINT)
+    T.tolist = _escape(".tolist()", _NUMBER_HINT)
+    T.tobytes = _escape(".tobytes()", _ARRAY_HINT)
+    T.__reduce__ = _escape("pickling", "Pickle the plain value instead, outside the differentiated function")
+    T.__reduce_ex__ = lambda self, protocol: T.__reduce__(self)
+    for name in ("fill", "sort", "put", "itemset", "resize", "partition", "setfield", "byteswap", "view"):
+        setattr(T, name, _unsupported_method(name))
+
+    # Indexing and assignment
+    T.__getitem__ = mutation.getitem
+    T.__setitem__ = mutation.setitem
+    T.__len__ = lambda self: len(self.value)
+    T.__iter__ = _iter
+    T.__copy__ = lambda self: np.copy(self)
+    T.__deepcopy__ = lambda self, memo: np.copy(self)
+
+    # Metadata
+    T.shape = property(lambda self: np.shape(self.value))
+    T.ndim = property(lambda self: np.ndim(self.value))
+    T.size = property(lambda self: np.size(self.value))
+    T.dtype = property(lambda self: np.result_type(self.value))
+    T.itemsize = property(lambda self: np.result_type(self.value).itemsize)
+    T.nbytes = property(lambda self: np.size(self.value) * np.result_type(self.value).itemsize)
+    T.flags = property(lambda self: np.asarray(self.value).flags)
+    T.strides = property(lambda self: np.asarray(self.value).strides)
+    T.T = property(lambda self: transpose(self))
+    T.mT = property(lambda self: np.matrix_transpose(self))
+    T.real = property(lambda self: self)
+    T.imag = property(lambda self: np.zeros_like(self.value))
+
+    # Methods that mirror NumPy functions
+    T.reshape = lambda self, *shape, order="C": reshape(self, shape[0] if len(shape) == 1 else shape, order)
+    T.transpose = lambda self, *axes: transpose(self, (axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes) or None)
+    T.astype = lambda self, dtype, order="K", casting="unsafe", subok=True, copy=True: astype(self, dtype)
+    T.copy = lambda self, order="C": np.copy(self)
+    T.flatten = lambda self, order="C": np.copy(np.ravel(self, order))
+    T.conj = T.conjugate = lambda self: self
+    for name in ("sum", "prod", "max", "min", "mean", "var", "std", "cumsum", "cumprod", "ravel", "squeeze",
+                 "swapaxes", "clip", "diagonal", "trace", "dot", "repeat", "take", "argmax", "argmin",
+                 "argsort", "nonzero", "any", "all", "round", "ptp", "searchsorted", "compress"):
+        setattr(T, name, _method(getattr(np, name)))
+    T.__getattr__ = _missing_attribute
+
+
+def _iter(self):
+    if np.ndim(self.value) == 0:
+        raise TypeError("iteration over a 0-d array")
+    for i in range(len(self.value)):
+        yield self[i]
+
+
+def _method(func):
+    def method(self, *args, **kwargs):
+        return func(self, *args, **kwargs)
+
+    method.__name__ = func.__name__
+    return method
+
+
+def _unsupported_method(name):
+    def refuse(self, *args, **kwargs):
+        raise UnsupportedError(
+            f"ndarray.{name}() on a traced value at {user_location(2)} is not supported "
+            f"(it would change the array behind the engine's back); use the np.{name} function form if there is one"
+        )
+
+    return refuse
+
+
+def _missing_attribute(self, name):
+    if name.startswith("__") or name in ("root", "views"):  # unset slots read with getattr(t, name, None)
+        raise AttributeError(name)
+    raise UnsupportedError(
+        f"ndarray attribute {name!r} is not supported on traced values (at {user_location(2)}); "
+        "compute it from the plain value outside the differentiated function"
+    )
+
+
+_install()
