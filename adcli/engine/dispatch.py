@@ -66,7 +66,9 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict):
 def _ufunc_kwargs(ufunc, method, inputs, kwargs):
     kwargs = dict(kwargs)
     out = kwargs.pop("out", None)
-    if out is not None and out is not Ellipsis and out != (Ellipsis,):
+    if isinstance(out, tuple) and len(out) == 1:
+        out = out[0]
+    if out is not None and out is not Ellipsis:
         raise UnsupportedError(
             f"np.{ufunc.__name__}(..., out=...) with a traced value at {user_location(4)}: the engine does not "
             f"write into existing arrays; write y = np.{ufunc.__name__}(...) instead"

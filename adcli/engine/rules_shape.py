@@ -21,7 +21,9 @@ def viewing(x, t):
     """Mark tracer ``t`` as a view of traced ``x`` when its value shares x's memory (NumPy view
     semantics): assignment into ``t`` is refused, and assignment into x checks t (mutation)."""
     if type(t) is Tracer and type(t.value) is ndarray and t.value.base is not None:
-        root = getattr(x, "root", None) or x
+        root = getattr(x, "root", None)
+        if root is None:
+            root = x
         t.root = root
         from .mutation import note_view
 
