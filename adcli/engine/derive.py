@@ -131,9 +131,9 @@ def wrap(t: Tracer) -> TracedArray:
 
 
 def _wrap(x):
-    t = type(x)
-    if t is Tracer:
+    if isinstance(x, Tracer):
         return wrap(x)
+    t = type(x)
     if t is tuple or t is list:
         return t(_wrap(v) for v in x)
     if t is dict:
@@ -158,13 +158,13 @@ def _into(out, result, ufunc):
     """``ufunc(..., out=o)`` inside a body: the answer is a new traced value; the ``out`` object
     is rebound to it (NumPy returns ``out``), never written: its memory may be saved for a pullback."""
     if type(out) is TracedArray:
-        if type(result) is Tracer:
+        if isinstance(result, Tracer):
             if np.result_type(result.value) != out.dtype:
                 result = result.astype(out.dtype)
             out._tracer = result
             return out
         return _wrap(result)
-    if type(result) is Tracer:
+    if isinstance(result, Tracer):
         raise UnsupportedError(
             f"a NumPy function body writes a traced result of np.{ufunc.__name__} into a plain array "
             f"(at {user_location(3)}); this function is not derivable here: import or write a rule for it"
@@ -292,9 +292,9 @@ def _unwrap_result(x):
 
 
 def _has_tracer(x) -> bool:
-    t = type(x)
-    if t is Tracer:
+    if isinstance(x, Tracer):
         return True
+    t = type(x)
     if t is tuple or t is list:
         return any(_has_tracer(v) for v in x)
     return False

@@ -17,6 +17,10 @@ from .rules_reduce import ACCUMULATE_PRIMITIVES, REDUCE_PRIMITIVES, reduce_call
 from .signature import call_signature, signature_key
 from .where import user_location
 
+# Ufuncs whose plain calls can skip the registry: those with a native rule and no
+# signature-specific rule (registering one removes the ufunc from here; see registry).
+FAST_UFUNCS: dict = dict(UFUNC_PRIMITIVES)
+
 # ufunc keyword arguments that change nothing about the gradient.
 _HARMLESS_KWARGS = frozenset({"casting", "order", "subok"})
 
@@ -82,7 +86,7 @@ def _ufunc_kwargs(ufunc, method, inputs, kwargs):
 
 
 def _value(x):
-    return x.value if type(x) is Tracer else x
+    return x.value if isinstance(x, Tracer) else x
 
 
 def array_function(func, types, args: tuple, kwargs: dict):

@@ -10,7 +10,7 @@ import numpy as np
 from ..errors import GradInputError, UnsupportedError
 from . import hooks
 from .accumulate import Accumulator
-from .core import Tracer
+from .core import Tracer, make_tracer
 from .pytree import flatten, paths
 from .tape import Tape, backward
 
@@ -87,7 +87,7 @@ def grad(f: Callable, argnums: int | tuple = 0) -> Callable:
 def stop_gradient(x: Any) -> Any:
     """``x`` as a constant: the plain value of a traced value (pytrees elementwise)."""
     leaves, unflatten = flatten(x)
-    return unflatten([v.value if type(v) is Tracer else v for v in leaves])
+    return unflatten([v.value if isinstance(v, Tracer) else v for v in leaves])
 
 
 # --- internals --------------------------------------------------------------------------------
@@ -98,13 +98,13 @@ def _trace_leaves(f, k, arg, leaves, tape):
     where = paths(arg)
     for pos, v in enumerate(leaves):
         t = type(v)
-        if t is Tracer:
+        if isinstance(v, Tracer):
             raise UnsupportedError(
                 "a traced value was passed to grad() inside another differentiated function: "
                 "higher-order differentiation (grad of grad) is not supported"
             )
         if t is float or (isinstance(v, (np.floating, ndarray)) and np.result_type(v).kind == "f"):
-            traced.append((pos, Tracer(v, tape.leaf(), tape)))
+            traced.append((pos, make_tracer(v, tape.leaf(), tape)))
         elif _passes_through(v) and v is not arg:
             continue
         else:
@@ -126,7 +126,7 @@ def _passes_through(v) -> bool:
 
 
 def _reverse(f, tape: Tape, out, session):
-    if type(out) is not Tracer:
+    if not isinstance(out, Tracer):
         _check_scalar(f, out)
         return out, None  # the output does not depend on the inputs: all gradients are zero
     if out.tape is not tape:

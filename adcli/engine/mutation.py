@@ -47,7 +47,7 @@ def clean_index(idx):
     out = []
     for part in parts:
         pt = type(part)
-        if pt is Tracer:
+        if isinstance(part, Tracer):
             raise TracingError(
                 f"indexing with a traced value at {user_location(3)}: indices must be integers or masks; "
                 "compute the index from plain values (e.g. np.argmax(x) gives a plain integer)"
@@ -136,13 +136,13 @@ def setitem(t: Tracer, idx, v) -> None:
     """``t[idx] = v`` for a traced array ``t`` (v traced or plain)."""
     _check_target(t, "assignment")
     idx, advanced, repeats = clean_index(idx)
-    if type(v) is Tracer:
+    if isinstance(v, Tracer):
         if v.tape is not t.tape:
             mixed_tapes(t, v)
         vv, vp = v.value, v.idx
     else:
         vv, vp = v, None
-        if isinstance(v, (list, tuple)) and any(type(e) is Tracer for e in v):
+        if isinstance(v, (list, tuple)) and any(isinstance(e, Tracer) for e in v):
             raise TracingError(
                 f"assigning a list of traced values at {user_location(3)}: use np.stack(...) to make one traced array first"
             )
@@ -205,7 +205,7 @@ def inplace(t: Tracer, op, other):
         return op(t, other)
     _check_target(t, "in-place operator")
     new = op(t, other)
-    if type(new) is not Tracer:
+    if not isinstance(new, Tracer):
         return new
     if new.value.dtype != t.value.dtype or new.value.shape != t.value.shape:
         if new.value.shape != t.value.shape:

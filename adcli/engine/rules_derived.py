@@ -19,7 +19,7 @@ ndarray = np.ndarray
 
 
 def _ndim(x):
-    return np.ndim(x.value) if type(x) is Tracer else np.ndim(x)
+    return np.ndim(x.value) if isinstance(x, Tracer) else np.ndim(x)
 
 
 # --- native helpers -------------------------------------------------------------------------

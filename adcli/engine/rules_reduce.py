@@ -144,7 +144,7 @@ def reduce_call(prim, name, x, axis=None, dtype=None, out=None, keepdims=False, 
         raise UnsupportedError(f"{name}(..., out=...) on a traced value: write y = {name}(...) instead")
     if where is not True:
         raise UnsupportedError(f"{name}(..., where=...) on a traced value: multiply by the mask or use np.where first")
-    if dtype is not None and type(x) is Tracer:
+    if dtype is not None and isinstance(x, Tracer):
         x = x.astype(dtype)
     ans = apply(prim, x, axis=_hashable(axis), keepdims=bool(keepdims))
     if initial is not np._NoValue:
@@ -191,7 +191,7 @@ def _scan(prim, name, a, axis, dtype, out):
         a = a.astype(dtype)
     if axis is None:
         a, axis = np.ravel(a), 0
-    return apply(prim, a, axis=int(axis) % max(np.ndim(a.value if type(a) is Tracer else a), 1))
+    return apply(prim, a, axis=int(axis) % max(np.ndim(a.value if isinstance(a, Tracer) else a), 1))
 
 
 @defnative(np.cumsum, np.cumulative_sum)

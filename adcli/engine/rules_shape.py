@@ -14,13 +14,13 @@ ndarray = np.ndarray
 
 
 def _val(x):
-    return x.value if type(x) is Tracer else x
+    return x.value if isinstance(x, Tracer) else x
 
 
 def viewing(x, t):
     """Mark tracer ``t`` as a view of traced ``x`` when its value shares x's memory (NumPy view
     semantics): assignment into ``t`` is refused, and assignment into x checks t (mutation)."""
-    if type(t) is Tracer and type(t.value) is ndarray and t.value.base is not None:
+    if isinstance(t, Tracer) and type(t.value) is ndarray and t.value.base is not None:
         root = getattr(x, "root", None)
         if root is None:
             root = x
@@ -189,17 +189,17 @@ def _concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     ans = np.concatenate(vals, axis=axis, dtype=dtype)
     axis = int(axis) % ans.ndim
     bounds = np.concatenate([[0], np.cumsum([v.shape[axis] for v in vals])]).tolist()
-    parents = tuple((k, a.idx) for k, a in enumerate(arrays) if type(a) is Tracer)
+    parents = tuple((k, a.idx) for k, a in enumerate(arrays) if isinstance(a, Tracer))
     tape = _one_tape(arrays)
     return record(tape, (_pb_concat, parents, bounds, axis), ans)
 
 
 def _one_tape(items):
-    tapes = {id(a.tape): a.tape for a in items if type(a) is Tracer}
+    tapes = {id(a.tape): a.tape for a in items if isinstance(a, Tracer)}
     if len(tapes) != 1:
         from .core import mixed_tapes
 
-        ts = [a for a in items if type(a) is Tracer]
+        ts = [a for a in items if isinstance(a, Tracer)]
         mixed_tapes(ts[0], ts[-1])
     return next(iter(tapes.values()))
 
@@ -230,7 +230,7 @@ WHERE = Primitive(
 def _where(condition, x=None, y=None):
     if x is None and y is None:
         return np.where(_val(condition))
-    if type(condition) is Tracer:
+    if isinstance(condition, Tracer):
         condition = condition.value != 0
     return apply(WHERE, condition, x, y)
 
@@ -311,7 +311,7 @@ def _pb_const(node, g, acc):
 
 def constant_like(maker):
     def make(prototype, *args, **kwargs):
-        proto = prototype.value if type(prototype) is Tracer else prototype
+        proto = prototype.value if isinstance(prototype, Tracer) else prototype
         ans = maker(proto, *args, **kwargs)
         dt = ans.dtype
         if dt.kind != "f":

@@ -27,6 +27,8 @@ from types import BuiltinFunctionType, FunctionType, MethodType
 
 import numpy as np
 
+from .core import Tracer
+
 _KIND = {"f": "f", "c": "c", "i": "i", "u": "u"}
 _SCALARS = {float: "float", int: "int", bool: "bool", complex: "complex", str: "str", bytes: "bytes", type(None): "None"}
 _MAX_ITEMS = 8
@@ -43,7 +45,7 @@ def dtype_code(dtype: np.dtype) -> str:
 
 def describe(x) -> str:
     """The concrete-type descriptor of ``x`` (a tracer is described by its value)."""
-    v = getattr(x, "value", x) if type(x).__name__ == "Tracer" else x
+    v = x.value if isinstance(x, Tracer) else x
     t = type(v)
     if t in _SCALARS:
         return _SCALARS[t]

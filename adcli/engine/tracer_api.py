@@ -7,8 +7,8 @@ import numpy as np
 
 from ..errors import TracingError, UnsupportedError
 from . import mutation
-from .core import Tracer, apply1, apply2
-from .dispatch import array_function, ufunc_call
+from .core import ArrayTracer, Tracer, apply1, apply2
+from .dispatch import FAST_UFUNCS, array_function, ufunc_call
 from .rules_elementwise import (
     ABSOLUTE, ADD, DIVIDE, MULTIPLY, NEGATIVE, POSITIVE, POWER, REMAINDER, SUBTRACT,
 )
@@ -30,7 +30,7 @@ def _binary(prim):
 
 def _compare(ufunc):
     def op(self, other):
-        return ufunc(self.value, other.value if type(other) is Tracer else other)
+        return ufunc(self.value, other.value if isinstance(other, Tracer) else other)
 
     return op
 
@@ -87,7 +87,7 @@ def _install() -> None:
     T.__bool__ = lambda self: bool(self.value)
 
     # NumPy protocols
-    T.__array_ufunc__ = lambda self, ufunc, method, *inputs, **kwargs: ufunc_call(ufunc, method, inputs, kwargs)
+    T.__array_ufunc__ = _array_ufunc
     T.__array_function__ = lambda self, func, types, args, kwargs: array_function(func, types, args, kwargs)
 
     # Escape routes: each would read the raw number and lose the gradient.
@@ -104,11 +104,11 @@ def _install() -> None:
     for name in ("fill", "sort", "put", "itemset", "resize", "partition", "setfield", "byteswap", "view"):
         setattr(T, name, _unsupported_method(name))
 
-    # Indexing and assignment
-    T.__getitem__ = mutation.getitem
-    T.__setitem__ = mutation.setitem
-    T.__len__ = lambda self: len(self.value)
-    T.__iter__ = _iter
+    # Indexing and assignment: arrays only (see ArrayTracer)
+    ArrayTracer.__getitem__ = mutation.getitem
+    ArrayTracer.__setitem__ = mutation.setitem
+    ArrayTracer.__len__ = lambda self: len(self.value)
+    ArrayTracer.__iter__ = _iter
     T.__copy__ = lambda self: np.copy(self)
     T.__deepcopy__ = lambda self, memo: np.copy(self)
 
@@ -138,6 +138,18 @@ def _install() -> None:
                  "argsort", "nonzero", "any", "all", "round", "ptp", "searchsorted", "compress"):
         setattr(T, name, _method(getattr(np, name)))
     T.__getattr__ = _missing_attribute
+
+
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    # The fast path (a plain call of a ufunc with a native rule and no signature-specific
+    # rules) is inlined here: it is the single most frequent dispatch in derived code.
+    if method == "__call__" and not kwargs:
+        prim = FAST_UFUNCS.get(ufunc)
+        if prim is not None:
+            if len(inputs) == 1:
+                return apply1(prim, inputs[0])
+            return apply2(prim, inputs[0], inputs[1])
+    return ufunc_call(ufunc, method, inputs, kwargs)
 
 
 def _iter(self):

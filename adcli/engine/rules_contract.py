@@ -1,0 +1,265 @@
+"""Native rules for contractions: matmul (and the @ operator), dot, vdot, inner, tensordot,
+einsum, and the NumPy 2 gufuncs vecdot / matvec / vecmat.
+
+Every rule is the same idea: the cotangent of one operand of a contraction is the contraction
+of the output cotangent with the *other* operands, laid out like that operand.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+
+import numpy as np
+from numpy._core.einsumfunc import _parse_einsum_input
+
+from ..errors import UnsupportedError
+from .core import Primitive, Tracer, apply, apply2
+from .registry import defnative
+from .rules_elementwise import defufunc
+
+
+def _val(x):
+    return x.value if type(x) is Tracer else x
+
+
+def _T(x):
+    return np.swapaxes(x, -1, -2)
+
+
+def cast_like(c, x):
+    """Give cotangent ``c`` the float dtype of its argument ``x`` (float32 in, float32 out)."""
+    dt = getattr(x, "dtype", None)
+    if dt is None or dt.kind != "f":
+        return c
+    if type(x) is np.ndarray:
+        return np.asarray(c, dtype=dt)
+    return dt.type(c)  # a NumPy scalar argument
+
+
+# --- matmul: promote 1-d operands to matrices, use the 2-d rule, drop the added axis again;
+# batch dimensions are summed back to the operand's shape by the ufunc fast path (unbroadcast) ---
+def _promote(g, a, b):
+    a, b, g = np.asarray(a), np.asarray(b), np.asarray(g)
+    if a.ndim == 1:
+        a, g = a[None, :], g[..., None, :]
+    if b.ndim == 1:
+        b, g = b[:, None], g[..., None]
+    return g, a, b
+
+
+def _matmul_da(g, ans, a, b):
+    g2, a2, b2 = _promote(g, a, b)
+    da = g2 @ _T(b2)
+    return da[..., 0, :] if np.ndim(a) == 1 else da
+
+
+def _matmul_db(g, ans, a, b):
+    g2, a2, b2 = _promote(g, a, b)
+    db = _T(a2) @ g2
+    return db[..., 0] if np.ndim(b) == 1 else db
+
+
+MATMUL = defufunc(np.matmul, _matmul_da, _matmul_db)
+# np.dot on operands of at most 2 dimensions is matmul (without batch dimensions).
+DOT2 = Primitive("numpy.dot", np.dot, _matmul_da, _matmul_db)
+
+# (n),(n)->(), (m,n),(n)->(m), (n),(n,m)->(m); batch dimensions are un-broadcast as for matmul.
+defufunc(np.vecdot, lambda g, ans, x, y: g[..., None] * y, lambda g, ans, x, y: g[..., None] * x)
+defufunc(
+    np.matvec,
+    lambda g, ans, A, x: g[..., :, None] * np.asarray(x)[..., None, :],
+    lambda g, ans, A, x: (_T(A) @ g[..., :, None])[..., 0],
+)
+defufunc(
+    np.vecmat,
+    lambda g, ans, x, A: (A @ g[..., :, None])[..., 0],
+    lambda g, ans, x, A: np.asarray(x)[..., :, None] * g[..., None, :],
+)
+
+
+@defnative(np.linalg.matmul)
+def _linalg_matmul(x1, x2):
+    return np.matmul(x1, x2)
+
+
+@defnative(np.linalg.vecdot)
+def _linalg_vecdot(x1, x2, *, axis=-1):
+    # The gufunc's axis= keyword is applied here by moving the axis last (a native rule sees it).
+    nd = max(np.ndim(_val(x1)), np.ndim(_val(x2)))
+    ax = int(axis) % nd
+    x1 = np.moveaxis(x1, ax - nd + np.ndim(_val(x1)), -1) if np.ndim(_val(x1)) == nd else x1
+    x2 = np.moveaxis(x2, ax - nd + np.ndim(_val(x2)), -1) if np.ndim(_val(x2)) == nd else x2
+    return np.vecdot(x1, x2)
+
+
+# --- tensordot: axes normalised to ((axes of a), (axes of b)), non-negative ---
+def _free(n, contracted):
+    return [i for i in range(n) if i not in contracted]
+
+
+def _tensordot_da(g, ans, a, b, axes):
+    ca, cb = axes
+    na, nb = np.ndim(a), np.ndim(b)
+    fa, fb = _free(na, ca), _free(nb, cb)
+    r = np.tensordot(g, b, (list(range(len(fa), len(fa) + len(fb))), fb))
+    # r's axes: a's free axes, then b's contracted axes in b's order; map each back to a's axis.
+    src = fa + [ca[cb.index(j)] for j in sorted(cb)]
+    return cast_like(np.transpose(r, np.argsort(src)), a)
+
+
+def _tensordot_db(g, ans, a, b, axes):
+    ca, cb = axes
+    na, nb = np.ndim(a), np.ndim(b)
+    fa, fb = _free(na, ca), _free(nb, cb)
+    r = np.tensordot(a, g, (fa, list(range(len(fa)))))
+    src = [cb[ca.index(i)] for i in sorted(ca)] + fb
+    return cast_like(np.transpose(r, np.argsort(src)), b)
+
+
+TENSORDOT = Primitive(
+    "numpy.tensordot",
+    lambda a, b, axes: np.tensordot(a, b, axes),
+    _tensordot_da,
+    _tensordot_db,
+)
+
+
+def _tensordot_axes(axes, na, nb):
+    if isinstance(axes, (int, np.integer)):
+        n = int(axes)
+        if not 0 <= n <= min(na, nb):
+            raise ValueError(f"tensordot: axes={n} but the operands have {na} and {nb} dimensions")
+        return tuple(range(na - n, na)), tuple(range(n))
+    ax_a, ax_b = axes
+    ax_a = [ax_a] if isinstance(ax_a, (int, np.integer)) else list(ax_a)
+    ax_b = [ax_b] if isinstance(ax_b, (int, np.integer)) else list(ax_b)
+    if len(ax_a) != len(ax_b):
+        raise ValueError("shape-mismatch for sum")
+    return tuple(int(i) % na for i in ax_a), tuple(int(i) % nb for i in ax_b)
+
+
+def tensordot(a, b, axes=2):
+    na, nb = np.ndim(_val(a)), np.ndim(_val(b))
+    return apply(TENSORDOT, a, b, axes=_tensordot_axes(axes, na, nb))
+
+
+defnative(np.tensordot)(tensordot)
+
+
+@defnative(np.linalg.tensordot)
+def _linalg_tensordot(x1, x2, /, *, axes=2):
+    return tensordot(x1, x2, axes)
+
+
+@defnative(np.dot)
+def _dot(a, b, out=None):
+    if out is not None:
+        raise UnsupportedError("np.dot(..., out=...) with a traced value: write y = np.dot(a, b) instead")
+    na, nb = np.ndim(_val(a)), np.ndim(_val(b))
+    if na == 0 or nb == 0:
+        return np.multiply(a, b)
+    if na <= 2 and nb <= 2:
+        return apply2(DOT2, a, b)
+    # N-d: sum over the last axis of a and the second-to-last of b (the only one if b is 1-d).
+    return apply(TENSORDOT, a, b, axes=((na - 1,), (max(nb - 2, 0),)))
+
+
+@defnative(np.inner)
+def _inner(a, b):
+    na, nb = np.ndim(_val(a)), np.ndim(_val(b))
+    if na == 0 or nb == 0:
+        return np.multiply(a, b)
+    return apply(TENSORDOT, a, b, axes=((na - 1,), (nb - 1,)))
+
+
+@defnative(np.vdot)
+def _vdot(a, b):
+    # Real arrays: the dot product of the flattened operands (no conjugation needed).
+    return np.dot(np.ravel(a), np.ravel(b))
+
+
+# --- einsum ---
+# The call is parsed by NumPy's own parser into explicit subscripts (ellipses become letters,
+# implicit outputs become explicit), and the forward runs on those, so forward and backward read
+# the same expression. The cotangent of operand k is the einsum of the output cotangent with the
+# other operands onto k's distinct letters; a letter only k has (summed away in the forward) is
+# carried by a vector of ones; a letter k has with size 1 while others broadcast it is summed back;
+# a letter repeated in k (a diagonal, 'ii->i') is written onto that diagonal of a zero array.
+def _einsum_fwd(*ops, subs, out, optimize):
+    return np.einsum(",".join(subs) + "->" + out, *ops, optimize=optimize)
+
+
+def _einsum_vjp(k, g, ans, *ops, subs, out, optimize):
+    x = ops[k]
+    shape = np.shape(x)
+    mine = subs[k]
+    letters = "".join(dict.fromkeys(mine))  # distinct, in order of first appearance
+    size = {c: shape[mine.index(c)] for c in letters}
+    others = [(s, o) for i, (s, o) in enumerate(zip(subs, ops)) if i != k]
+    seen = set(out).union(*(set(s) for s, _ in others))
+    terms = [out] + [s for s, _ in others] + [c for c in letters if c not in seen]
+    arrays = [g] + [o for _, o in others] + [np.ones(size[c]) for c in letters if c not in seen]
+    c = np.einsum(",".join(terms) + "->" + letters, *arrays, optimize=optimize)
+    wide = tuple(i for i, ch in enumerate(letters) if size[ch] == 1 and c.shape[i] != 1)
+    if wide:
+        c = c.sum(axis=wide, keepdims=True)
+    if len(letters) < len(mine):
+        dtype = x.dtype if getattr(x, "dtype", None) is not None and x.dtype.kind == "f" else c.dtype
+        full = np.zeros(shape, dtype)
+        strides = [sum(full.strides[i] for i, ch in enumerate(mine) if ch == ch2) for ch2 in letters]
+        diag = np.lib.stride_tricks.as_strided(full, c.shape, strides, writeable=True)
+        diag[...] = c
+        c = full
+    return cast_like(c, x)
+
+
+@functools.lru_cache(maxsize=None)
+def _einsum_prim(n):
+    return Primitive("numpy.einsum", _einsum_fwd, *[functools.partial(_einsum_vjp, k) for k in range(n)])
+
+
+@defnative(np.einsum)
+def _einsum(*operands, out=None, optimize=False, **kwargs):
+    if out is not None:
+        raise UnsupportedError("np.einsum(..., out=...) with a traced value: write y = np.einsum(...) instead")
+    if kwargs.pop("dtype", None) is not None:
+        raise UnsupportedError("np.einsum(..., dtype=...) with a traced value: cast the operands with .astype first")
+    kwargs.pop("order", None)
+    kwargs.pop("casting", None)
+    if kwargs:
+        raise TypeError(f"einsum() got unexpected keyword argument(s) {', '.join(kwargs)}")
+    plain = [_val(o) for o in operands]
+    ins, outs, _ = _parse_einsum_input(plain)
+    arrays = list(operands[1:]) if isinstance(operands[0], str) else list(operands[0:len(operands) - len(operands) % 2:2])
+    subs = tuple(ins.split(","))
+    if len(subs) != len(arrays):
+        raise ValueError("einsum: the number of subscript terms does not match the number of operands")
+    opt = optimize if isinstance(optimize, (bool, str)) else False  # a precomputed path is for other shapes
+    return apply(_einsum_prim(len(arrays)), *arrays, subs=subs, out=outs, optimize=opt)
+
+
+# --- chains ---
+@defnative(np.linalg.multi_dot)
+def _multi_dot(arrays, *, out=None):
+    if out is not None:
+        raise UnsupportedError("np.linalg.multi_dot(..., out=...) with traced values: write y = multi_dot(...)")
+    return functools.reduce(np.dot, list(arrays))
+
+
+@defnative(np.linalg.matrix_power)
+def _matrix_power(a, n):
+    n = operator.index(n)
+    if n == 0:
+        return np.linalg.matrix_power(_val(a), 0)  # the identity: no dependence on a
+    if n < 0:
+        a, n = np.linalg.inv(a), -n
+    result, base = None, a
+    while True:  # binary powering: log2(n) squarings, each a recorded matmul
+        if n & 1:
+            result = base if result is None else result @ base
+        n >>= 1
+        if not n:
+            break
+        base = base @ base
+    return np.copy(result) if result is a else result

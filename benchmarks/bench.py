@@ -1,0 +1,444 @@
+#!/usr/bin/env python
+"""Time adcli's gradients of the profiles/ cases against NumPy's primal and against autograd,
+PyTorch (eager) and JAX (without and with jit), side by side, Mooncake.jl-style.
+
+    python benchmarks/bench.py                  # all cases, a table on the terminal
+    python benchmarks/bench.py --quick          # shorter timing budget (for a smoke run)
+    python benchmarks/bench.py --format markdown --cases sum_1000,gp_lml
+
+Every ratio is (gradient time of that framework) / (NumPy primal time of the same case), as in
+Mooncake's inter-framework table: all frameworks are divided by the same primal. Times are
+medians over repeated samples; BLAS, OpenMP, XLA and torch are pinned to one thread. Before
+anything is timed, every framework's value and gradient are checked against adcli's (or, where
+adcli cannot run a case, against the first framework that can): a mismatch is printed loudly,
+marked in the table, and makes the script exit with status 1. See benchmarks/README.md.
+"""
+
+from __future__ import annotations
+
+import os
+
+# Threads are pinned before NumPy (and so OpenBLAS) or any framework is imported.
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+             "NUMEXPR_NUM_THREADS"):
+    os.environ[_var] = "1"
+os.environ["XLA_FLAGS"] = (
+    os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+).strip()
+os.environ["JAX_ENABLE_X64"] = "1"
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import argparse  # noqa: E402
+import importlib.util  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+PROFILES = ROOT / "profiles"
+sys.path.insert(0, str(ROOT))  # run from a checkout without installing adcli
+sys.path.insert(0, str(HERE))
+
+import adcli  # noqa: E402
+import peers  # noqa: E402
+
+# The Mooncake suite first, in its order, then the realistic models.
+ORDER = [
+    "sum_1000", "_sum_1000", "sum_sin_1000", "_sum_sin_1000", "kron_sum", "kron_view_sum",
+    "naive_map_sin_cos_exp", "map_sin_cos_exp", "broadcast_sin_cos_exp", "simple_mlp", "gp_lml",
+    "large_single_block", "logistic_regression", "mlp_dict", "rk4_ode",
+]
+
+RTOL, ATOL = 1e-6, 1e-9  # cross-check tolerance (relative to the gradient's largest entry for atol)
+
+
+# --- loading ----------------------------------------------------------------------------------
+
+
+def load_profiles():
+    mods = {}
+    for path in sorted(PROFILES.glob("*.py")):
+        spec = importlib.util.spec_from_file_location(f"adcli_profile_{path.stem}", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        mods[mod.NAME] = mod
+    rank = {n: i for i, n in enumerate(ORDER)}
+    return dict(sorted(mods.items(), key=lambda kv: (rank.get(kv[0], len(ORDER)), kv[0])))
+
+
+# --- frameworks -------------------------------------------------------------------------------
+
+
+@dataclass
+class Framework:
+    name: str
+    version: str = ""
+    note: str = ""  # why it is missing, when it is
+    available: bool = True
+    make: object = None  # make(mod, args) -> (run, result); result(run()) -> (value, [gradient arrays])
+
+
+def _nums(argnums):
+    return (argnums,) if isinstance(argnums, int) else tuple(argnums)
+
+
+def flat(tree):
+    """Gradient leaves as float64 arrays, in argument order with dict keys sorted."""
+    if isinstance(tree, dict):
+        return [leaf for k in sorted(tree) for leaf in flat(tree[k])]
+    if isinstance(tree, (list, tuple)):
+        return [leaf for v in tree for leaf in flat(v)]
+    return [np.asarray(tree, dtype=np.float64)]
+
+
+def make_adcli(mod, args):
+    vg = adcli.value_and_grad(mod.f, argnums=mod.ARGNUMS)
+    single = isinstance(mod.ARGNUMS, int)
+    return (lambda: vg(*args)), (lambda r: (float(r[0]), flat((r[1],) if single else r[1])))
+
+
+def frameworks(use_jit: bool) -> list[Framework]:
+    fws = [Framework("adcli", adcli.__version__, make=make_adcli)]
+    try:
+        import autograd
+        import autograd.numpy as anp
+        from importlib.metadata import version
+
+        def make_autograd(mod, args):
+            f = peers.rebind(mod, anp)["f"]
+            vg = autograd.value_and_grad(f, mod.ARGNUMS)
+            single = isinstance(mod.ARGNUMS, int)
+            return (lambda: vg(*args)), (lambda r: (float(r[0]), flat((r[1],) if single else r[1])))
+
+        fws.append(Framework("autograd", version("autograd"), make=make_autograd))
+    except ImportError as e:
+        fws.append(Framework("autograd", available=False, note=f"autograd not installed ({e})"))
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+        try:
+            torch.set_num_interop_threads(1)
+        except RuntimeError:
+            pass
+        cases = peers.torch_cases()
+
+        def make_torch(mod, args):
+            if mod.NAME not in cases:
+                raise NotImplementedError(f"no PyTorch version of {mod.NAME} in benchmarks/peers.py")
+            return peers.torch_gradient(cases[mod.NAME], args, mod.ARGNUMS)
+
+        fws.append(Framework("torch", torch.__version__, make=make_torch))
+    except ImportError:
+        fws.append(Framework("torch", available=False, note="PyTorch not installed: column skipped "
+                             "(pip install torch to add it)"))
+    try:
+        import jax
+        import jax.numpy as jnp
+
+        jax.config.update("jax_enable_x64", True)
+
+        def make_jax(jit):
+            def make(mod, args):
+                f = peers.jax_function(mod, jnp)
+                vg = jax.value_and_grad(f, argnums=mod.ARGNUMS)
+                if jit:
+                    vg = jax.jit(vg)
+                jargs = peers.to_jax(args, jnp)
+                single = isinstance(mod.ARGNUMS, int)
+
+                def run():
+                    return jax.block_until_ready(vg(*jargs))
+
+                return run, (lambda r: (float(r[0]), flat((r[1],) if single else r[1])))
+
+            return make
+
+        fws.append(Framework("jax", jax.__version__, make=make_jax(False)))
+        if use_jit:
+            fws.append(Framework("jax.jit", jax.__version__, make=make_jax(True)))
+    except ImportError:
+        fws.append(Framework("jax", available=False, note="JAX not installed: columns skipped "
+                             "(pip install jax jaxlib to add them)"))
+    return fws
+
+
+# --- timing -----------------------------------------------------------------------------------
+
+
+def measure(fn, budget: float, min_sample: float = 1e-3, min_samples: int = 5, max_samples: int = 2000) -> float:
+    """Median time of one call of ``fn`` (already warmed up), in seconds.
+
+    Calls are grouped so that one sample lasts at least ``min_sample`` seconds (the timer's own
+    cost stays negligible for microsecond calls); the number of samples is chosen so that the
+    whole measurement takes about ``budget`` seconds, within [min_samples, max_samples]."""
+    t0 = time.perf_counter()
+    fn()
+    once = max(time.perf_counter() - t0, 1e-9)
+    inner = max(1, int(min_sample / once))
+    samples = int(min(max_samples, max(min_samples, budget / (inner * once))))
+    times = []
+    for _ in range(samples):
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        times.append((time.perf_counter() - t0) / inner)
+    return statistics.median(times)
+
+
+@dataclass
+class Cell:
+    seconds: float | None = None
+    reason: str = ""  # why there is no time
+    mismatch: str = ""
+
+
+@dataclass
+class Row:
+    name: str
+    primal: float
+    cells: dict = field(default_factory=dict)
+
+
+def short_reason(e: BaseException) -> str:
+    msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    if len(msg) > 160:
+        msg = msg[:157] + "..."
+    return f"{type(e).__name__}: {msg}" if msg else type(e).__name__
+
+
+def compare(ref, other) -> str:
+    """'' when ``other`` (value, leaves) agrees with ``ref``, else a description of the difference."""
+    (v0, g0), (v1, g1) = ref, other
+    if not np.isclose(v0, v1, rtol=RTOL, atol=ATOL):
+        return f"value {v1!r} vs {v0!r}"
+    if len(g0) != len(g1):
+        return f"{len(g1)} gradient leaves vs {len(g0)}"
+    for i, (a, b) in enumerate(zip(g0, g1)):
+        if np.shape(a) != np.shape(b):
+            return f"gradient leaf {i}: shape {np.shape(b)} vs {np.shape(a)}"
+        scale = max(float(np.max(np.abs(a))) if np.size(a) else 0.0, 1.0)
+        if not np.allclose(b, a, rtol=RTOL, atol=ATOL * scale):
+            err = float(np.max(np.abs(b - a)))
+            return f"gradient leaf {i}: max abs difference {err:.3e} (largest entry {scale:.3e})"
+    return ""
+
+
+def run_case(mod, fws: list[Framework], budget: float) -> Row:
+    args = mod.inputs()
+    primal = measure(lambda: mod.f(*args), budget)
+    row = Row(mod.NAME, primal)
+    results, runners = {}, {}
+    for fw in fws:
+        if not fw.available:
+            continue
+        try:
+            run, result = fw.make(mod, args)
+            results[fw.name] = result(run())  # also the warm-up (and, for jax.jit, the compilation)
+            runners[fw.name] = run
+        except Exception as e:  # noqa: BLE001 - any failure is reported as n/a with its reason
+            row.cells[fw.name] = Cell(reason=short_reason(e))
+    # Cross-check every gradient against one reference before timing anything.
+    if results:
+        ref_name = next(iter(results))
+        for name, res in results.items():
+            if name == ref_name:
+                continue
+            diff = compare(results[ref_name], res)
+            if diff:
+                row.cells[name] = Cell(mismatch=f"{name} disagrees with {ref_name}: {diff}")
+                print(f"\n!!! GRADIENT MISMATCH in {mod.NAME}: {name} disagrees with {ref_name}: {diff} !!!\n",
+                      file=sys.stderr, flush=True)
+    for name, run in runners.items():
+        cell = row.cells.setdefault(name, Cell())
+        cell.seconds = measure(run, budget)
+    return row
+
+
+# --- per-primitive overhead -------------------------------------------------------------------
+
+CHAIN = 1000
+
+
+def chain_sin(x):
+    for _ in range(CHAIN):
+        x = np.sin(x)
+    return np.sum(x)
+
+
+def chain_add(x):
+    for _ in range(CHAIN):
+        x = x + 1.0
+    return np.sum(x)
+
+
+def overhead(budget: float) -> list[tuple[str, float, float]]:
+    """(op, primal µs per op, adcli forward+reverse µs per op) for chains of 1000 ops on 10 floats."""
+    x = np.linspace(0.1, 1.0, 10)
+    out = []
+    for label, fn in (("np.sin(x)", chain_sin), ("x + 1.0", chain_add)):
+        vg = adcli.value_and_grad(fn)
+        vg(x)
+        primal = measure(lambda: fn(x), budget) / CHAIN
+        ad = measure(lambda: vg(x), budget) / CHAIN
+        out.append((label, primal * 1e6, ad * 1e6))
+    return out
+
+
+# --- output -----------------------------------------------------------------------------------
+
+
+def fmt_time(s: float) -> str:
+    if s < 1e-3:
+        return f"{s * 1e6:.1f} µs"
+    if s < 1.0:
+        return f"{s * 1e3:.2f} ms"
+    return f"{s:.2f} s"
+
+
+def render(rows: list[Row], fws: list[Framework], fmt: str, ovh, header: str) -> str:
+    names = [fw.name for fw in fws if fw.available]
+    notes: list[str] = []
+
+    def note(text: str) -> str:
+        if text not in notes:
+            notes.append(text)
+        return f"[{notes.index(text) + 1}]"
+
+    cols = ["case", "NumPy primal"] + [f"{n} ratio (time)" for n in names]
+    table = []
+    for r in rows:
+        line = [r.name, fmt_time(r.primal)]
+        for n in names:
+            c = r.cells.get(n)
+            if c is None:
+                line.append("")
+            elif c.seconds is None:
+                line.append("n/a " + note(f"{n}, {r.name}: {c.reason}"))
+            else:
+                text = f"{c.seconds / r.primal:.1f} ({fmt_time(c.seconds)})"
+                if c.mismatch:
+                    text = "MISMATCH " + note(c.mismatch) + " " + text
+                line.append(text)
+        table.append(line)
+
+    ocols = ["op (chain of 1000, 10 float64)", "NumPy primal per op", "adcli fwd+rev per op", "adcli overhead per op"]
+    otable = [[op, f"{p:.2f} µs", f"{a:.2f} µs", f"{a - p:.2f} µs"] for op, p, a in ovh]
+    skipped = [fw.note for fw in fws if not fw.available]
+    lines: list[str] = []
+
+    if fmt == "markdown":
+        lines.append(header)
+        lines.append("")
+        lines += _md(cols, table)
+        if ovh:
+            lines.append("")
+            lines += _md(ocols, otable)
+        for i, t in enumerate(notes, 1):
+            lines.append(f"\n[{i}] {t}" if i == 1 else f"[{i}] {t}")
+        lines += [f"\nNote: {s}" for s in skipped]
+        return "\n".join(lines)
+
+    if fmt == "table":
+        try:
+            from rich import box
+            from rich.console import Console
+            from rich.table import Table
+        except ImportError:
+            fmt = "plain"
+        else:
+            console = Console(width=max(160, Console().width))
+            with console.capture() as cap:
+                console.print(header, highlight=False)
+                for title, c, t in (("gradient time / NumPy primal time (median)", cols, table),
+                                    ("adcli per-primitive cost", ocols, otable if ovh else None)):
+                    if t is None:
+                        continue
+                    tb = Table(title=title, box=box.SIMPLE_HEAD)
+                    for i, name in enumerate(c):
+                        tb.add_column(name, justify="left" if i == 0 else "right")
+                    for line in t:
+                        tb.add_row(*line)
+                    console.print(tb)
+                for i, t in enumerate(notes, 1):
+                    console.print(f"[{i}] {t}", highlight=False, markup=False)
+                for s in skipped:
+                    console.print(f"Note: {s}", highlight=False, markup=False)
+            return cap.get().rstrip()
+
+    lines.append(header)
+    lines.append("")
+    lines += _plain(cols, table)
+    if ovh:
+        lines.append("")
+        lines += _plain(ocols, otable)
+    if notes:
+        lines.append("")
+    lines += [f"[{i}] {t}" for i, t in enumerate(notes, 1)]
+    lines += [f"Note: {s}" for s in skipped]
+    return "\n".join(lines)
+
+
+def _md(cols, table):
+    out = ["| " + " | ".join(cols) + " |", "|" + "|".join(["---"] + ["---:"] * (len(cols) - 1)) + "|"]
+    out += ["| " + " | ".join(line) + " |" for line in table]
+    return out
+
+
+def _plain(cols, table):
+    widths = [max(len(str(x)) for x in col) for col in zip(cols, *table)]
+    fmt_line = lambda line: "  ".join(  # noqa: E731
+        str(x).ljust(w) if i == 0 else str(x).rjust(w) for i, (x, w) in enumerate(zip(line, widths))
+    )
+    return [fmt_line(cols), "  ".join("-" * w for w in widths)] + [fmt_line(line) for line in table]
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="a short timing budget per measurement (about 0.05 s)")
+    p.add_argument("--budget", type=float, default=None, help="seconds per measurement (default 0.5, --quick 0.05)")
+    p.add_argument("--format", choices=("table", "plain", "markdown"), default="table",
+                   help="table: rich on the terminal (plain text without rich); markdown: for notes")
+    p.add_argument("--cases", default="", help="comma-separated case names (default: all)")
+    p.add_argument("--no-jit", action="store_true", help="leave out the jax.jit column")
+    p.add_argument("--no-overhead", action="store_true", help="leave out adcli's per-primitive overhead")
+    a = p.parse_args(argv)
+    budget = a.budget if a.budget is not None else (0.05 if a.quick else 0.5)
+
+    mods = load_profiles()
+    if a.cases:
+        wanted = [c.strip() for c in a.cases.split(",") if c.strip()]
+        unknown = [c for c in wanted if c not in mods]
+        if unknown:
+            p.error(f"unknown case(s) {', '.join(unknown)}; the cases are: {', '.join(mods)}")
+        mods = {n: mods[n] for n in wanted}
+    fws = frameworks(use_jit=not a.no_jit)
+
+    header = (
+        f"Python {platform.python_version()}, NumPy {np.__version__}, "
+        + ", ".join(f"{fw.name} {fw.version}" for fw in fws if fw.available)
+        + f"; 1 thread (BLAS/OpenMP/XLA/torch); median, ~{budget:g} s per measurement; "
+        "ratio = gradient time / NumPy primal time"
+    )
+    rows = []
+    for name, mod in mods.items():
+        print(f"  {name} ...", file=sys.stderr, flush=True)
+        rows.append(run_case(mod, fws, budget))
+    ovh = [] if a.no_overhead else overhead(budget)
+    print(render(rows, fws, a.format, ovh, header))
+    mismatches = [c.mismatch for r in rows for c in r.cells.values() if c.mismatch]
+    if mismatches:
+        print(f"\n{len(mismatches)} GRADIENT MISMATCH(ES): see above", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
