@@ -189,7 +189,7 @@ def apply(prim: Primitive, *args, **kwargs):
             elif a.tape is not tape:
                 mixed_tapes(a, next(t for t in args if isinstance(t, Tracer)))
             vals[i] = a.value
-            if prim.vjps[i] is not None:
+            if i < len(prim.vjps) and prim.vjps[i] is not None:
                 parents.append((i, a.idx))
     ans = prim.fwd(*vals, **kwargs)
     if tape is None or not parents:

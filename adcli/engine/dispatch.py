@@ -36,6 +36,12 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict):
             return rule(*inputs)
     if method == "__call__":
         prim = UFUNC_PRIMITIVES.get(ufunc)
+        unknown = set(kwargs) - {"dtype"}
+        if unknown and ufunc not in NONDIFF_UFUNCS:
+            raise UnsupportedError(
+                f"np.{ufunc.__name__}(..., {', '.join(sorted(unknown))}=...) with a traced value at {user_location(3)} "
+                "is not supported: rearrange the operands instead (e.g. np.moveaxis) and call it without these options"
+            )
         if prim is not None:
             if len(inputs) == 1:
                 ans = apply1(prim, inputs[0])

@@ -20,7 +20,7 @@ from .rules_elementwise import defufunc
 
 
 def _val(x):
-    return x.value if type(x) is Tracer else x
+    return x.value if isinstance(x, Tracer) else x
 
 
 def _T(x):
@@ -41,10 +41,10 @@ def cast_like(c, x):
 # batch dimensions are summed back to the operand's shape by the ufunc fast path (unbroadcast) ---
 def _promote(g, a, b):
     a, b, g = np.asarray(a), np.asarray(b), np.asarray(g)
+    if b.ndim == 1:  # first: restores the last axis of g, which a 1-d a needs
+        b, g = b[:, None], g[..., None]
     if a.ndim == 1:
         a, g = a[None, :], g[..., None, :]
-    if b.ndim == 1:
-        b, g = b[:, None], g[..., None]
     return g, a, b
 
 
@@ -84,13 +84,9 @@ def _linalg_matmul(x1, x2):
 
 
 @defnative(np.linalg.vecdot)
-def _linalg_vecdot(x1, x2, *, axis=-1):
-    # The gufunc's axis= keyword is applied here by moving the axis last (a native rule sees it).
-    nd = max(np.ndim(_val(x1)), np.ndim(_val(x2)))
-    ax = int(axis) % nd
-    x1 = np.moveaxis(x1, ax - nd + np.ndim(_val(x1)), -1) if np.ndim(_val(x1)) == nd else x1
-    x2 = np.moveaxis(x2, ax - nd + np.ndim(_val(x2)), -1) if np.ndim(_val(x2)) == nd else x2
-    return np.vecdot(x1, x2)
+def _linalg_vecdot(x1, x2, /, *, axis=-1):
+    # The gufunc's axis= keyword names each operand's own axis: move it last in both.
+    return np.vecdot(np.moveaxis(x1, axis, -1), np.moveaxis(x2, axis, -1))
 
 
 # --- tensordot: axes normalised to ((axes of a), (axes of b)), non-negative ---
@@ -229,9 +225,12 @@ def _einsum(*operands, out=None, optimize=False, **kwargs):
     kwargs.pop("casting", None)
     if kwargs:
         raise TypeError(f"einsum() got unexpected keyword argument(s) {', '.join(kwargs)}")
-    plain = [_val(o) for o in operands]
-    ins, outs, _ = _parse_einsum_input(plain)
-    arrays = list(operands[1:]) if isinstance(operands[0], str) else list(operands[0:len(operands) - len(operands) % 2:2])
+    # numpy._core's parser (private, but it is the one np.einsum(optimize=...) itself uses).
+    ins, outs, _ = _parse_einsum_input([_val(o) for o in operands])
+    if isinstance(operands[0], str):
+        arrays = list(operands[1:])
+    else:  # interleaved form: op0, sublist0, op1, sublist1, ..., [output sublist]
+        arrays = list(operands[0 : len(operands) - len(operands) % 2 : 2])
     subs = tuple(ins.split(","))
     if len(subs) != len(arrays):
         raise ValueError("einsum: the number of subscript terms does not match the number of operands")

@@ -1,0 +1,388 @@
+"""Native rules for numpy.linalg: inv, det, slogdet, solve, cholesky, eigh, eigvalsh, svd,
+svdvals, qr, pinv, norm / vector_norm / matrix_norm. Every rule works on stacks of matrices
+(the last two axes), as NumPy does.
+
+Several outputs (eigh, svd, qr, slogdet): each differentiable output is recorded as its own
+tape node whose pullback adds *that output's* share of the input's cotangent. A VJP is linear in
+the output cotangents, so the shares add up to the joint VJP exactly; outputs nobody uses get
+no cotangent and cost nothing in the reverse pass. Non-differentiable outputs (slogdet's sign)
+are returned plain.
+
+Symmetric inputs (cholesky, eigh, eigvalsh): NumPy reads only one triangle of the matrix (the
+lower one by default; cholesky(upper=True) and UPLO='U' read the upper one), so the gradient is
+taken with respect to the array NumPy actually reads: the used triangle, interpreted as a
+symmetric matrix. If G is the gradient for symmetric perturbations (the "symmetric" gradient of
+JAX, or autograd's cholesky), the rule returns diag(G) on the diagonal, G_ij + G_ji strictly
+inside the used triangle and 0 in the ignored one; this is autograd's convention for eigh. It is
+the exact derivative of what NumPy computes for any input, and for an input that is symmetric
+by construction (A = B + B.T, X @ X.T) the chain rule gives the same result as the symmetric
+convention, since both agree on every symmetric perturbation.
+
+eigh and svd assume distinct eigenvalues / singular values (the eigenvector and singular-vector
+cotangents divide by their differences), and the differentiated function must not depend on the
+signs of the eigenvectors / singular-vector pairs, which NumPy chooses arbitrarily.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from .core import Primitive, Tracer, apply, record, unbroadcast
+from .registry import defnative
+from .rules_contract import cast_like
+from .rules_reduce import keep
+
+solve = np.linalg.solve
+
+
+def _T(x):
+    return np.swapaxes(x, -1, -2)
+
+
+def _pb_part(node, g, acc):
+    _, p, like, vjp, saved = node
+    acc.add(p, cast_like(vjp(np.asarray(g), *saved), like))
+
+
+def _part(x: Tracer, ans, vjp, *saved):
+    """Record one output ``ans`` of a linalg op on ``x``; ``vjp(g, *saved)`` is its share of x's cotangent."""
+    return record(x.tape, (_pb_part, x.idx, x.value, vjp, saved), ans)
+
+
+def _one_triangle(G, lower=True):
+    """The gradient w.r.t. the triangle NumPy reads, from G whose symmetric part is the
+    gradient for symmetric perturbations (see the module docstring)."""
+    n = G.shape[-1]
+    strict = np.tri(n, k=-1, dtype=bool)
+    if not lower:
+        strict = strict.T
+    return np.where(strict, G + _T(G), np.where(np.eye(n, dtype=bool), G, 0.0))
+
+
+def _off_diagonal_inverse(d):
+    """1 / d off the diagonal, 0 on it (d holds pairwise differences of eigen/singular values)."""
+    eye = np.eye(d.shape[-1], dtype=bool)
+    return np.where(eye, 0.0, 1.0 / np.where(eye, 1.0, d))
+
+
+# --- inverse, determinants, solve ---
+INV = Primitive(
+    "numpy.linalg.inv",
+    np.linalg.inv,
+    lambda g, ans, a: cast_like(-_T(ans) @ g @ _T(ans), a),
+)
+DET = Primitive(
+    "numpy.linalg.det",
+    np.linalg.det,
+    lambda g, ans, a: cast_like(np.asarray(g * ans)[..., None, None] * _T(np.linalg.inv(a)), a),
+)
+
+
+def _solve_db(g, ans, a, b):
+    # x = a^-1 b: db = a^-T g. A 1-d b is one vector for every matrix of the stack.
+    if np.ndim(b) == 1:
+        return unbroadcast(solve(_T(a), np.asarray(g)[..., None])[..., 0], b)
+    return unbroadcast(solve(_T(a), g), b)
+
+
+def _solve_da(g, ans, a, b):
+    # da = -db x^T (before summing db over broadcast batch dimensions).
+    if np.ndim(b) == 1:
+        gb = solve(_T(a), np.asarray(g)[..., None])
+        return unbroadcast(-gb @ _T(ans[..., None]), a)
+    return unbroadcast(-solve(_T(a), g) @ _T(ans), a)
+
+
+SOLVE = Primitive("numpy.linalg.solve", solve, _solve_da, _solve_db)
+
+
+@defnative(np.linalg.inv)
+def _inv(a):
+    return apply(INV, a)
+
+
+@defnative(np.linalg.det)
+def _det(a):
+    return apply(DET, a)
+
+
+@defnative(np.linalg.solve)
+def _solve(a, b):
+    return apply(SOLVE, a, b)
+
+
+@defnative(np.linalg.slogdet)
+def _slogdet(a):
+    res = np.linalg.slogdet(a.value)
+    # d log|det a| = tr(a^-1 da); the sign is piecewise constant: no gradient.
+    logabs = _part(a, res.logabsdet, lambda g, x: g[..., None, None] * _T(np.linalg.inv(x)), a.value)
+    return type(res)(res.sign, logabs)
+
+
+# --- Cholesky (Iain Murray, "Differentiation of the Cholesky decomposition", 2016) ---
+def _cholesky_vjp(g, ans, a, upper=False):
+    L, gL = (_T(ans), _T(g)) if upper else (ans, g)
+    n = L.shape[-1]
+    P = np.tril(_T(L) @ gL) / (1.0 + np.eye(n))  # lower triangle, halved diagonal
+    S = _T(solve(_T(L), _T(solve(_T(L), P))))  # L^-T P L^-1
+    return cast_like(_one_triangle(S, lower=not upper), a)
+
+
+CHOLESKY = Primitive(
+    "numpy.linalg.cholesky",
+    lambda a, upper=False: np.linalg.cholesky(a, upper=upper),
+    _cholesky_vjp,
+)
+
+
+@defnative(np.linalg.cholesky)
+def _cholesky(a, /, *, upper=False):
+    return apply(CHOLESKY, a, upper=bool(upper))
+
+
+# --- symmetric eigendecomposition: a = V diag(w) V^T ---
+def _eigh_w_vjp(g, V, lower):
+    return _one_triangle((V * g[..., None, :]) @ _T(V), lower)
+
+
+def _eigh_V_vjp(g, w, V, lower):
+    F = _off_diagonal_inverse(w[..., None, :] - w[..., :, None])  # F_ij = 1 / (w_j - w_i)
+    return _one_triangle(V @ (F * (_T(V) @ g)) @ _T(V), lower)
+
+
+def _lower(UPLO):
+    uplo = str(UPLO).upper()
+    if uplo not in ("L", "U"):
+        raise ValueError("UPLO argument must be 'L' or 'U'")
+    return uplo == "L"
+
+
+@defnative(np.linalg.eigh)
+def _eigh(a, UPLO="L"):
+    lower = _lower(UPLO)
+    res = np.linalg.eigh(a.value, UPLO)
+    w, V = res
+    return type(res)(_part(a, w, _eigh_w_vjp, V, lower), _part(a, V, _eigh_V_vjp, w, V, lower))
+
+
+def _eigvalsh_vjp(g, ans, a, UPLO="L"):
+    V = np.linalg.eigh(a, UPLO).eigenvectors  # only needed when a gradient flows
+    return cast_like(_eigh_w_vjp(np.asarray(g), V, _lower(UPLO)), a)
+
+
+EIGVALSH = Primitive("numpy.linalg.eigvalsh", lambda a, UPLO="L": np.linalg.eigvalsh(a, UPLO), _eigvalsh_vjp)
+
+
+@defnative(np.linalg.eigvalsh)
+def _eigvalsh(a, UPLO="L"):
+    _lower(UPLO)
+    return apply(EIGVALSH, a, UPLO=UPLO)
+
+
+# --- singular value decomposition: a = U diag(s) Vh (J. Townsend, "Differentiating the
+# singular value decomposition", 2016), with F_ij = 1 / (s_j^2 - s_i^2) off the diagonal ---
+def _svd_s_vjp(g, U, Vh):
+    return U @ (g[..., :, None] * Vh)
+
+
+def _svd_U_vjp(g, U, s, Vh):
+    F = _off_diagonal_inverse(s[..., None, :] ** 2 - s[..., :, None] ** 2)
+    Utg = _T(U) @ g
+    inner = (F * (Utg - _T(Utg))) * s[..., None, :]
+    c = U @ inner @ Vh
+    if U.shape[-2] > U.shape[-1]:  # tall: the part of g outside U's span
+        c = c + ((g - U @ Utg) / s[..., None, :]) @ Vh
+    return c
+
+
+def _svd_Vh_vjp(g, U, s, Vh):
+    F = _off_diagonal_inverse(s[..., None, :] ** 2 - s[..., :, None] ** 2)
+    Vhg = Vh @ _T(g)  # V^T gV, with V = Vh^T and gV = g^T
+    inner = s[..., :, None] * (F * (Vhg - _T(Vhg)))
+    c = U @ inner @ Vh
+    if Vh.shape[-1] > Vh.shape[-2]:  # wide: the part of g outside Vh's row span
+        c = c + U @ ((g - _T(Vhg) @ Vh) / s[..., :, None])
+    return c
+
+
+def _svdvals_vjp(g, ans, a):
+    U, _, Vh = np.linalg.svd(a, full_matrices=False)  # only needed when a gradient flows
+    return cast_like(_svd_s_vjp(np.asarray(g), U, Vh), a)
+
+
+SVDVALS = Primitive("numpy.linalg.svdvals", lambda a: np.linalg.svd(a, compute_uv=False), _svdvals_vjp)
+
+
+@defnative(np.linalg.svd)
+def _svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    if hermitian:
+        raise UnsupportedError(
+            "np.linalg.svd(..., hermitian=True) on a traced value is not supported: call it with hermitian=False"
+        )
+    if not compute_uv:
+        return apply(SVDVALS, a)
+    m, n = np.shape(a.value)[-2:]
+    if full_matrices and m != n:
+        raise UnsupportedError(
+            f"np.linalg.svd(..., full_matrices=True) of a traced {m}x{n} matrix is not supported (the extra singular "
+            "vectors are not unique): pass full_matrices=False"
+        )
+    res = np.linalg.svd(a.value, full_matrices=bool(full_matrices))
+    U, s, Vh = res
+    return type(res)(
+        _part(a, U, _svd_U_vjp, U, s, Vh), _part(a, s, _svd_s_vjp, U, Vh), _part(a, Vh, _svd_Vh_vjp, U, s, Vh)
+    )
+
+
+@defnative(np.linalg.svdvals)
+def _svdvals(x, /):
+    return apply(SVDVALS, x)
+
+
+# --- QR, reduced (Seeger et al. 2017, "Auto-differentiating linear algebra"; the wide case as in
+# PyTorch: a = [X | Y], R = [Rx | Ry] with X = Q Rx square) ---
+def _qr_tall_vjp(gQ, gR, Q, R):
+    M = R @ _T(gR) - _T(gQ) @ Q
+    low = np.tril(M, -1)
+    sym = low + _T(low) + np.tril(np.triu(M))  # M's lower triangle copied to the upper
+    return _T(solve(R, _T(gQ + Q @ sym)))  # (gQ + Q sym) R^-T
+
+
+def _qr_vjp(gQ, gR, Q, R):
+    m = Q.shape[-2]
+    if m >= R.shape[-1]:
+        return _qr_tall_vjp(gQ, gR, Q, R)
+    Rx, Ry, gRx, gRy = R[..., :m], R[..., m:], gR[..., :m], gR[..., m:]
+    gX = _qr_tall_vjp(gQ + (Q @ Ry) @ _T(gRy), gRx, Q, Rx)
+    return np.concatenate([gX, Q @ gRy], axis=-1)
+
+
+@defnative(np.linalg.qr)
+def _qr(a, mode="reduced"):
+    m, n = np.shape(a.value)[-2:]
+    if mode not in ("reduced", "complete", "r") or (mode == "complete" and m > n):
+        raise UnsupportedError(
+            f"np.linalg.qr(..., mode={mode!r}) on a traced {m}x{n} matrix is not supported: use mode='reduced'"
+        )
+    res = np.linalg.qr(a.value, mode="complete" if mode == "complete" else "reduced")
+    Q, R = res
+    r = _part(a, R, lambda g, Q, R: _qr_vjp(np.zeros_like(Q), g, Q, R), Q, R)
+    if mode == "r":
+        return r
+    return type(res)(_part(a, Q, lambda g, Q, R: _qr_vjp(g, np.zeros_like(R), Q, R), Q, R), r)
+
+
+# --- Moore-Penrose pseudo-inverse (Golub & Pereyra 1973; valid where the rank is constant) ---
+def _pinv_vjp(g, P, a, **kw):
+    PT, gT = _T(P), _T(g)
+    m, n = np.shape(a)[-2:]
+    c = -PT @ g @ PT
+    c = c + (np.eye(m) - a @ P) @ gT @ (P @ PT)
+    c = c + (PT @ P) @ gT @ (np.eye(n) - P @ a)
+    return cast_like(c, a)
+
+
+PINV = Primitive("numpy.linalg.pinv", lambda a, **kw: np.linalg.pinv(a, **kw), _pinv_vjp)
+
+
+@defnative(np.linalg.pinv)
+def _pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue):
+    if hermitian:
+        raise UnsupportedError(
+            "np.linalg.pinv(..., hermitian=True) on a traced value is not supported: use hermitian=False"
+        )
+    kw = {} if rtol is np._NoValue else {"rtol": rtol}
+    if rcond is not None:
+        kw["rcond"] = rcond
+    return apply(PINV, a, **kw)
+
+
+# --- norms ---
+def _pnorm_vjp(g, ans, x, ord, axis, keepdims):
+    # d||x||_p / dx = sign(x) (|x| / ||x||)^(p-1); at ||x|| = 0 (and, for p < 1, at x_i = 0)
+    # we return the subgradient 0.
+    n = keep(ans, x, axis, keepdims)
+    safe = np.where(n == 0, 1.0, n)
+    if ord == 2:
+        r = x / safe
+    else:
+        r = np.where(x == 0, 0.0, np.sign(x) * (np.abs(x) / safe) ** (ord - 1))
+    return cast_like(np.where(n == 0, 0.0, keep(g, x, axis, keepdims) * r), x)
+
+
+PNORM = Primitive(
+    "numpy.linalg.vector_norm",
+    lambda x, ord, axis, keepdims: np.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord),
+    _pnorm_vjp,
+)
+
+
+def _vector_norm(x, ord, axis, keepdims):
+    if isinstance(ord, str):
+        raise ValueError(f"Invalid norm order '{ord}' for vectors")
+    if ord is None or ord == 2:
+        return apply(PNORM, x, ord=2, axis=axis, keepdims=keepdims)
+    if ord == 0:  # the number of nonzeros: piecewise constant, no gradient
+        return np.linalg.vector_norm(x.value, axis=axis, keepdims=keepdims, ord=0)
+    if ord == 1:
+        return np.sum(np.abs(x), axis=axis, keepdims=keepdims)
+    if ord == np.inf:
+        return np.max(np.abs(x), axis=axis, keepdims=keepdims)
+    if ord == -np.inf:
+        return np.min(np.abs(x), axis=axis, keepdims=keepdims)
+    return apply(PNORM, x, ord=float(ord), axis=axis, keepdims=keepdims)
+
+
+def _matrix_norm(x, ord, axis, keepdims):
+    nd = np.ndim(x.value)
+    row, col = (int(ax) % nd for ax in axis)
+    if row == col:
+        raise ValueError("Duplicate axes given.")
+    if ord in (None, "fro", "f"):
+        return apply(PNORM, x, ord=2, axis=(row, col), keepdims=keepdims)
+    if ord in ("nuc", 2, -2):
+        s = np.linalg.svd(np.moveaxis(x, (row, col), (-2, -1)), compute_uv=False)
+        ret = {"nuc": np.sum, 2: np.max, -2: np.min}[ord](s, axis=-1)
+    elif ord in (1, -1):  # largest / smallest column sum of |x|
+        ret = (np.max if ord == 1 else np.min)(np.sum(np.abs(x), axis=row), axis=col - (col > row))
+    elif ord in (np.inf, -np.inf):  # largest / smallest row sum of |x|
+        ret = (np.max if ord > 0 else np.min)(np.sum(np.abs(x), axis=col), axis=row - (row > col))
+    else:
+        raise ValueError("Invalid norm order for matrices.")
+    if keepdims:
+        shape = list(np.shape(x.value))
+        shape[row] = shape[col] = 1
+        ret = np.reshape(ret, tuple(shape))
+    return ret
+
+
+@defnative(np.linalg.norm)
+def _norm(x, ord=None, axis=None, keepdims=False):
+    nd = np.ndim(x.value)
+    if axis is None:
+        if ord is None:  # the 2-norm of the flattened array, whatever its rank
+            return apply(PNORM, x, ord=2, axis=None, keepdims=bool(keepdims))
+        if nd not in (1, 2):
+            raise ValueError("Improper number of dimensions to norm.")
+        axis = tuple(range(nd))
+    elif not isinstance(axis, (tuple, list)):
+        axis = (int(axis),)
+    axis = tuple(int(ax) % nd for ax in axis)
+    if len(axis) == 1:
+        return _vector_norm(x, ord, axis[0], bool(keepdims))
+    if len(axis) == 2:
+        return _matrix_norm(x, ord, axis, bool(keepdims))
+    raise ValueError("Improper number of dimensions to norm.")
+
+
+@defnative(np.linalg.vector_norm)
+def _vector_norm_api(x, /, *, axis=None, keepdims=False, ord=2):
+    if isinstance(axis, list):
+        axis = tuple(axis)
+    return _vector_norm(x, ord, axis, bool(keepdims))
+
+
+@defnative(np.linalg.matrix_norm)
+def _matrix_norm_api(x, /, *, keepdims=False, ord="fro"):
+    return _matrix_norm(x, ord, (-2, -1), bool(keepdims))

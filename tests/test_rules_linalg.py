@@ -1,0 +1,249 @@
+"""numpy.linalg against finite differences: inv, det, slogdet, solve, cholesky, eigh, eigvalsh,
+svd, svdvals, qr, pinv, norm / vector_norm / matrix_norm; single and stacked matrices, float64
+and float32, the documented one-triangle convention for symmetric inputs, refused options."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import adcli
+from adcli.engine.core import Tracer
+from adcli.errors import UnsupportedError
+from adcli.testing import check_grad
+
+DTYPES = [np.float64, np.float32]
+
+
+def arr(shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+def weights(shape, seed=11):
+    return np.random.default_rng(seed).uniform(0.5, 1.5, shape)
+
+
+def readout(y):
+    """A nonlinear weighted sum with distinct weights (a misplaced cotangent cannot pass)."""
+    y = np.sin(y)
+    if np.ndim(y) == 0:
+        return y * 1.7
+    return np.sum(y * weights(np.shape(y)).astype(np.result_type(y)))
+
+
+def squares(y, seed=12):
+    """Sign-invariant readout for eigenvectors and singular vectors, whose signs are arbitrary."""
+    return np.sum(y**2 * weights(np.shape(y), seed).astype(np.result_type(y)))
+
+
+def well_conditioned(shape, seed=0):
+    n = shape[-1]
+    return arr(shape, seed) * 0.5 + 2.0 * np.eye(n)
+
+
+def spd(shape, seed=0):
+    """Symmetric positive definite with well-separated eigenvalues 1, 2, ..., n."""
+    n = shape[-1]
+    q, _ = np.linalg.qr(arr(shape, seed))
+    return (q * np.arange(1.0, n + 1)[..., None, :]) @ np.swapaxes(q, -1, -2)
+
+
+def distinct_singular(shape, seed=0):
+    """A matrix with singular values 1, 2, ..., k (well separated)."""
+    m, n = shape[-2:]
+    k = min(m, n)
+    u, _ = np.linalg.qr(arr(shape[:-2] + (m, k), seed))
+    v, _ = np.linalg.qr(arr(shape[:-2] + (n, k), seed + 1))
+    return (u * np.arange(1.0, k + 1)[..., None, :]) @ np.swapaxes(v, -1, -2)
+
+
+def check(f, x, *more, argnums=0):
+    for dtype in DTYPES:
+        check_grad(f, x.astype(dtype), *[m.astype(dtype) for m in more], argnums=argnums)
+
+
+# --- inverse, determinants, solve ---
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4), (1, 1)])
+def test_inv_det_slogdet(shape):
+    a = well_conditioned(shape)
+    check(lambda a: readout(np.linalg.inv(a)), a)
+    check(lambda a: readout(np.linalg.det(a)), a)
+    check(lambda a: readout(np.linalg.slogdet(a).logabsdet), a)
+    check(lambda a: readout(np.linalg.slogdet(-a)[1]), a)  # negative determinants (odd n)
+
+
+def test_slogdet_sign_is_plain():
+    def f(a):
+        sign, logabs = np.linalg.slogdet(a)
+        assert not isinstance(sign, Tracer) and isinstance(logabs, Tracer)
+        return logabs * sign
+
+    a = well_conditioned((3, 3))
+    g = adcli.grad(f)(-a)
+    np.testing.assert_allclose(g, np.sign(np.linalg.det(-a)) * np.linalg.inv(-a).T, rtol=1e-10)
+
+
+@pytest.mark.parametrize(
+    "sa,sb",
+    [((3, 3), (3,)), ((3, 3), (3, 2)), ((2, 3, 3), (3,)), ((2, 3, 3), (2, 3, 4)), ((3, 3), (2, 3, 2)),
+     ((2, 3, 3), (3, 2))],
+)
+def test_solve(sa, sb):
+    a, b = well_conditioned(sa), arr(sb, 1)
+    f = lambda a, b: readout(np.linalg.solve(a, b))
+    for argnums in (0, 1, (0, 1)):
+        check(f, a, b, argnums=argnums)
+
+
+# --- symmetric inputs: cholesky, eigh, eigvalsh ---
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4)])
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky(shape, upper):
+    a = spd(shape)
+    check(lambda a: readout(np.linalg.cholesky(a, upper=upper)), a)
+    # Through a symmetric construction, the usual way a covariance reaches cholesky.
+    b = arr(shape, 3)
+    n = shape[-1]
+    check(lambda b: readout(np.linalg.cholesky(b @ np.swapaxes(b, -1, -2) + n * np.eye(n), upper=upper)), b)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4)])
+@pytest.mark.parametrize("UPLO", ["L", "U"])
+def test_eigh(shape, UPLO):
+    a = spd(shape)
+    check(lambda a: readout(np.linalg.eigh(a, UPLO).eigenvalues), a)
+    check(lambda a: squares(np.linalg.eigh(a, UPLO).eigenvectors), a)
+    check(lambda a: readout(np.linalg.eigh(a, UPLO)[0]) + squares(np.linalg.eigh(a, UPLO)[1]), a)
+    check(lambda a: readout(np.linalg.eigvalsh(a, UPLO)), a)
+
+
+def test_eigh_gauge_invariant_reconstruction():
+    # V diag(w) V^T rebuilds (the symmetrised) a: uses both outputs, and each column's sign cancels.
+    def f(a):
+        w, v = np.linalg.eigh(a)
+        return readout((v * w[..., None, :]) @ np.swapaxes(v, -1, -2))
+
+    check(f, spd((2, 3, 3), 4))
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [lambda a: np.linalg.cholesky(a), lambda a: np.linalg.eigh(a)[1] ** 2, lambda a: np.linalg.eigvalsh(a)],
+)
+def test_one_triangle_convention(fn):
+    # NumPy reads the lower triangle only: the gradient is zero above the diagonal, and equals
+    # the symmetric gradient (as a function of the symmetrised input) folded onto the lower triangle.
+    a = spd((4, 4), 5)
+    g = adcli.grad(lambda a: readout(fn(a)))(a)
+    assert np.all(np.triu(g, 1) == 0)
+    gsym = adcli.grad(lambda a: readout(fn((a + a.T) / 2)))(a)  # symmetric gradient
+    np.testing.assert_allclose(g, np.tril(gsym + gsym.T, -1) + np.diag(np.diag(gsym)), rtol=1e-8, atol=1e-10)
+
+
+# --- svd ---
+SVD_SHAPES = [(4, 4), (5, 3), (3, 5), (2, 4, 3), (2, 3, 4)]
+
+
+@pytest.mark.parametrize("shape", SVD_SHAPES)
+def test_svd(shape):
+    a = distinct_singular(shape)
+    f = lambda a: np.linalg.svd(a, full_matrices=False)
+    check(lambda a: readout(f(a).S), a)
+    check(lambda a: squares(f(a).U), a)
+    check(lambda a: squares(f(a).Vh, 13), a)
+    check(lambda a: readout(f(a)[0] @ f(a)[2]), a)  # U Vh: the sign of each pair cancels
+    check(lambda a: readout(np.linalg.svd(a, compute_uv=False)), a)
+    check(lambda a: readout(np.linalg.svdvals(a)), a)
+
+
+def test_svd_full_matrices_square_is_the_default():
+    a = distinct_singular((3, 3), 2)
+    check(lambda a: squares(np.linalg.svd(a)[0]) + readout(np.linalg.svd(a)[1]) + squares(np.linalg.svd(a)[2], 13), a)
+
+
+# --- qr ---
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 4, 3), (2, 3, 4)])
+def test_qr(shape):
+    a = distinct_singular(shape, 3)
+    check(lambda a: readout(np.linalg.qr(a).Q), a)
+    check(lambda a: readout(np.linalg.qr(a).R), a)
+    check(lambda a: readout(np.linalg.qr(a)[0]) + readout(np.linalg.qr(a)[1]), a)
+    check(lambda a: readout(np.linalg.qr(a, mode="r")), a)
+
+
+def test_qr_complete_wide():
+    a = distinct_singular((3, 5), 4)
+    check(lambda a: readout(np.linalg.qr(a, mode="complete")[0]) + readout(np.linalg.qr(a, mode="complete")[1]), a)
+
+
+# --- pinv ---
+@pytest.mark.parametrize("shape", [(3, 3), (5, 3), (3, 5), (2, 4, 3)])
+def test_pinv(shape):
+    check(lambda a: readout(np.linalg.pinv(a)), distinct_singular(shape, 5))
+
+
+# --- norms ---
+VECTOR_ORDS = [None, 2, 1, np.inf, -np.inf, 3, 0.5, -2]
+
+
+@pytest.mark.parametrize("ord", VECTOR_ORDS)
+def test_vector_norms(ord):
+    x = arr((3, 4), 6)  # no zeros and no ties among |x|
+    check(lambda x: readout(np.linalg.norm(x[0], ord)), x)
+    check(lambda x: readout(np.linalg.norm(x, ord, axis=1)), x)
+    check(lambda x: readout(np.linalg.norm(x, ord, axis=0, keepdims=True)), x)
+    check(lambda x: readout(np.linalg.vector_norm(x, ord=2 if ord is None else ord, axis=(0, 1))), x)
+
+
+MATRIX_ORDS = [None, "fro", "nuc", 2, -2, 1, -1, np.inf, -np.inf]
+
+
+@pytest.mark.parametrize("ord", MATRIX_ORDS)
+def test_matrix_norms(ord):
+    x = distinct_singular((3, 4), 7) + 0.1 * arr((3, 4), 8)  # distinct singular values, row/column sums
+    check(lambda x: readout(np.linalg.norm(x, ord)), x)
+    y = np.stack([x[:, :3], x[:, 1:]])  # a stack, reduced over transposed axes below
+    check(lambda y: readout(np.linalg.norm(y, ord, axis=(2, 1), keepdims=True)), y)
+    check(lambda y: readout(np.linalg.matrix_norm(y, ord="fro" if ord is None else ord)), y)
+
+
+def test_norm_defaults_and_zero_order():
+    x = arr((2, 3, 4), 9)
+    check(lambda x: np.linalg.norm(x), x)
+    check(lambda x: readout(np.linalg.norm(x, keepdims=True)), x)
+    g = adcli.grad(lambda x: np.sum(np.linalg.norm(x, 0, axis=1)) + np.sum(x))(x)
+    np.testing.assert_array_equal(g, np.ones_like(x))
+    # The 2-norm of a zero vector has the subgradient 0, not nan.
+    np.testing.assert_array_equal(adcli.grad(lambda x: np.linalg.norm(x))(np.zeros(3)), np.zeros(3))
+
+
+def test_values_match_numpy():
+    a = distinct_singular((2, 4, 3), 1)
+
+    def f(a):
+        plain = a.value
+        for ours, ref in [
+            (np.linalg.svd(a, full_matrices=False), np.linalg.svd(plain, full_matrices=False)),
+            (np.linalg.qr(a), np.linalg.qr(plain)),
+            (np.linalg.eigh(a[..., :3, :]), np.linalg.eigh(plain[..., :3, :])),
+        ]:
+            assert type(ours) is type(ref)
+            for o, r in zip(ours, ref):
+                np.testing.assert_array_equal(o.value, r)
+        return np.sum(np.linalg.norm(a, axis=(1, 2)))
+
+    adcli.grad(f)(a)
+
+
+def test_refused_options():
+    a = arr((3, 4))
+    with pytest.raises(UnsupportedError, match="full_matrices=False"):
+        adcli.grad(lambda a: np.sum(np.linalg.svd(a)[1]))(a)
+    with pytest.raises(UnsupportedError, match="hermitian"):
+        adcli.grad(lambda a: np.sum(np.linalg.svd(a, hermitian=True)[1]))(spd((3, 3)))
+    with pytest.raises(UnsupportedError, match="mode='reduced'"):
+        adcli.grad(lambda a: np.sum(np.linalg.qr(a, mode="raw")[0]))(a)
+    with pytest.raises(UnsupportedError, match="mode='reduced'"):
+        adcli.grad(lambda a: np.sum(np.linalg.qr(a, mode="complete")[0]))(a.T)
+    with pytest.raises(UnsupportedError, match="hermitian"):
+        adcli.grad(lambda a: np.sum(np.linalg.pinv(a, hermitian=True)))(spd((3, 3)))
