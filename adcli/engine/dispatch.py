@@ -52,6 +52,8 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict):
         if ufunc in NONDIFF_UFUNCS:
             return nondiff(ufunc)(*inputs, **kwargs)
     elif method == "reduce" and ufunc in REDUCE_PRIMITIVES:
+        if np.ndim(_value(inputs[0])):
+            kwargs.setdefault("axis", 0)  # ufunc.reduce reduces axis 0 by default, unlike np.sum
         return reduce_call(REDUCE_PRIMITIVES[ufunc], f"np.{ufunc.__name__}.reduce", *inputs, **kwargs)
     elif method == "accumulate" and ufunc in ACCUMULATE_PRIMITIVES:
         axis = kwargs.pop("axis", 0)

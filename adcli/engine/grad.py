@@ -7,12 +7,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import GradInputError, UnsupportedError
+from ..errors import GradInputError, TracingError, UnsupportedError
 from . import hooks
 from .accumulate import Accumulator
 from .core import Tracer, make_tracer
 from .pytree import flatten, paths
 from .tape import Tape, backward
+from .where import user_location
 
 ndarray = np.ndarray
 
@@ -31,6 +32,8 @@ def value_and_grad(f: Callable, argnums: int | tuple = 0) -> Callable:
     """
     single = isinstance(argnums, int)
     nums = (argnums,) if single else tuple(argnums)
+    if not nums or not all(isinstance(k, int) for k in nums):
+        raise GradInputError(f"argnums must be an int or a non-empty tuple of ints, not {argnums!r}")
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
@@ -38,6 +41,8 @@ def value_and_grad(f: Callable, argnums: int | tuple = 0) -> Callable:
             if not -len(args) <= k < len(args):
                 raise GradInputError(f"argnums={argnums!r} but {getattr(f, '__name__', 'f')}() was called with {len(args)} positional argument(s)")
         nums_pos = tuple(k % len(args) for k in nums)
+        if len(set(nums_pos)) != len(nums_pos):
+            raise GradInputError(f"argnums={argnums!r} names the same argument twice")
         tape = Tape()
         args = list(args)
         inputs = []  # (argnum, leaves, unflatten, [(leaf position, tracer)])
@@ -56,7 +61,7 @@ def value_and_grad(f: Callable, argnums: int | tuple = 0) -> Callable:
             out = f(*args, **kwargs)
             value, grads = _reverse(f, tape, out, session)
         finally:
-            tape.close()
+            tape.close(_escaped)
         results = []
         for leaves, unflatten, traced in inputs:
             new_leaves = [None if _passes_through(v) else v for v in leaves]
@@ -91,6 +96,14 @@ def stop_gradient(x: Any) -> Any:
 
 
 # --- internals --------------------------------------------------------------------------------
+
+
+def _escaped() -> Exception:
+    return TracingError(
+        f"a traced value was used at {user_location(3)} after its gradient computation finished "
+        "(it escaped, e.g. into a global or a closure); compute with it inside the function being "
+        "differentiated, or keep adcli.stop_gradient(x) of it instead"
+    )
 
 
 def _trace_leaves(f, k, arg, leaves, tape):

@@ -86,30 +86,51 @@ def _pb_getitem(node, g, acc):
 
 
 # --- views: who might see an in-place write ----------------------------------------------
+#
+# Each live view of an assignable array is remembered (weakly) together with the array value it
+# was taken from. An assignment ``t[idx] = v`` overlaps a view when the view shares memory with
+# ``M[idx]`` in that same value ``M``: an index-space test that stays right after copy-on-write
+# has moved ``t`` to new memory.
 
 
 def note_view(root: Tracer, view: Tracer) -> None:
-    """Remember (weakly) that ``view`` shares ``root``'s memory."""
-    try:
-        views = root.views
-    except AttributeError:
+    """Remember that ``view`` shares the memory of ``root``'s current value."""
+    views = getattr(root, "views", None)
+    if views is None:
         views = root.views = []
-    views.append(weakref.ref(view))
+    elif len(views) > 8:
+        views[:] = [(v, m) for v, m in views if v() is not None]
+    views.append((weakref.ref(view), weakref.ref(root.value)))
 
 
-def _check_views(t: Tracer, region, action: str) -> None:
+def _check_views(t: Tracer, idx, advanced: bool, action: str, exclude=None) -> None:
     views = getattr(t, "views", None)
     if not views:
         return
-    for ref in views:
-        v = ref()
-        if v is not None and type(v.value) is ndarray and np.shares_memory(v.value, region):
+    live = []
+    for vref, mref in views:
+        v, m = vref(), mref()
+        if v is None or m is None:
+            continue
+        live.append((vref, mref))
+        if v is exclude:
+            continue
+        # Integer indices are made slices so that m[idx] stays a view of m (a scalar copy
+        # would share no memory); advanced indices count as touching the whole array.
+        region = m if advanced else m[_as_view_index(idx)]
+        if np.shares_memory(v.value, region):
             raise UnsupportedError(
                 f"{action} at {user_location(4)} overwrites memory that a view taken earlier "
                 "(e.g. row = y[0], y.T, y.reshape(...)) also sees; NumPy would change the view too, which "
                 "the engine cannot follow: take a copy of the view (.copy()) before the assignment"
             )
-    t.views = None
+    views[:] = live
+
+
+def _as_view_index(idx):
+    parts = idx if type(idx) is tuple else (idx,)
+    out = tuple(slice(i, i + 1 if i != -1 else None) if isinstance(i, (int, np.integer)) else i for i in parts)
+    return out
 
 
 def _check_target(t: Tracer, action: str) -> None:
@@ -130,6 +151,12 @@ def _check_target(t: Tracer, action: str) -> None:
 # References to an ndarray that nobody else shares: the tracer's slot, the local name in
 # setitem, and getrefcount's own argument.
 _SOLE_OWNER_REFS = 3
+# References to a right-hand side that only the assignment statement holds: the interpreter's
+# stack, setitem's parameter and getrefcount's argument.
+_TEMPORARY_REFS = 3
+# References to the view in `y[0:2] += v` when inplace() runs: the stack, the operator
+# method's `self`, inplace's parameter and getrefcount's argument.
+_TEMPORARY_VIEW_REFS = 4
 
 
 def setitem(t: Tracer, idx, v) -> None:
@@ -148,14 +175,15 @@ def setitem(t: Tracer, idx, v) -> None:
             )
     if repeats:
         _refuse_repeated(t.value, idx)
+    # A right-hand side that is a temporary view (y[1:] = y[:-1]) is read before the write, as
+    # NumPy does; one the program still holds (z = y[:-1]; y[1:] = z) is checked like any view.
+    temporary = v if isinstance(v, Tracer) and sys.getrefcount(v) <= _TEMPORARY_REFS else None
+    _check_views(t, idx, advanced, "assignment", exclude=temporary)
     val = t.value
     # In place only if this array owns its memory and nothing else references it (no saved
     # residual, no view, no caller); otherwise write into a copy (copy-on-write).
     if not (val.flags.owndata and val.flags.writeable) or sys.getrefcount(val) > _SOLE_OWNER_REFS:
-        _check_views(t, val[idx] if not advanced else val, "assignment")
         val = val.copy()
-    elif getattr(t, "views", None):
-        _check_views(t, val[idx] if not advanced else val, "assignment")
     val[idx] = vv
     node = (_pb_setitem, t.idx, vp, idx, np.shape(vv), len(t.tape.nodes))
     t.value = val
@@ -203,6 +231,10 @@ def inplace(t: Tracer, op, other):
     tracer. Arrays keep NumPy's semantics: the Tracer object itself now stands for the result."""
     if type(t.value) is not ndarray:
         return op(t, other)
+    if getattr(t, "root", None) is not None and sys.getrefcount(t) <= _TEMPORARY_VIEW_REFS:
+        # y[0:2] += v: Python computes tmp = y[0:2]; tmp += v; y[0:2] = tmp. The view is a
+        # temporary, so the new value can be returned and the assignment that follows writes it.
+        return op(t, other)
     _check_target(t, "in-place operator")
     new = op(t, other)
     if not isinstance(new, Tracer):
@@ -213,6 +245,6 @@ def inplace(t: Tracer, op, other):
                 f"non-broadcastable output operand with shape {t.value.shape} doesn't match the broadcast shape {new.value.shape}"
             )
         new = new.astype(t.value.dtype)
-    _check_views(t, t.value, "in-place operator")
+    _check_views(t, Ellipsis, False, "in-place operator")
     t.value, t.idx = new.value, new.idx
     return t

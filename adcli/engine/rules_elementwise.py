@@ -32,7 +32,8 @@ def _tie_split(g, ans, x, y, mine):
 
 
 def _pow_dx(g, ans, x, y):
-    return g * y * np.power(x, y - 1)
+    # y * x**(y-1), with the exponent kept at 1 where y == 0 so that 0 * 0**-1 is 0, not nan.
+    return g * y * np.power(x, np.where(y == 0, 1.0, y - 1))
 
 
 def _pow_dy(g, ans, x, y):

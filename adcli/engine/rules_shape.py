@@ -20,7 +20,7 @@ def _val(x):
 def viewing(x, t):
     """Mark tracer ``t`` as a view of traced ``x`` when its value shares x's memory (NumPy view
     semantics): assignment into ``t`` is refused, and assignment into x checks t (mutation)."""
-    if isinstance(t, Tracer) and type(t.value) is ndarray and t.value.base is not None:
+    if isinstance(t, Tracer) and type(t.value) is ndarray and t.value.base is not None and type(x.value) is ndarray:
         root = getattr(x, "root", None)
         if root is None:
             root = x

@@ -21,7 +21,15 @@ class ClosedTapeError(RuntimeError):
 class _ClosedNodes(list):
     # Swapped in for a finished tape's node list, so that a traced value which escaped its
     # gradient computation fails loudly on its next use without a check on the hot path.
+    __slots__ = ("error",)
+
+    def __init__(self, nodes: list, error: Callable[[], Exception] | None) -> None:
+        super().__init__(nodes)
+        self.error = error
+
     def append(self, node: Any) -> None:  # noqa: D102
+        if self.error is not None:
+            raise self.error()
         raise ClosedTapeError(
             "a traced value was used after its gradient computation finished "
             "(it escaped, e.g. into a global or a closure); compute with it inside the function "
@@ -42,9 +50,10 @@ class Tape:
         self.nodes.append(None)
         return len(self.nodes) - 1
 
-    def close(self) -> None:
-        """End recording: further use of this tape's traced values raises ClosedTapeError."""
-        self.nodes = _ClosedNodes(self.nodes)
+    def close(self, error: Callable[[], Exception] | None = None) -> None:
+        """End recording: further use of this tape's traced values raises ``error()`` (the
+        engine passes one that names the user's file:line), or ClosedTapeError."""
+        self.nodes = _ClosedNodes(self.nodes, error)
 
 
 class SumAccumulator:

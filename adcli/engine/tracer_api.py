@@ -82,6 +82,10 @@ def _install() -> None:
                      ("eq", np.equal), ("ne", np.not_equal)):
         setattr(T, f"__{name}__", _compare(uf))
     T.__hash__ = None
+    # round() is piecewise constant (zero derivative), like np.round: a plain result is exact.
+    T.__round__ = lambda self, ndigits=None: round(self.value, ndigits) if ndigits is not None else round(self.value)
+    # Formatting only reads the number for display (f"{loss:.3f}"): no gradient is lost.
+    T.__format__ = lambda self, spec: format(self.value, spec)
     # Truth value: value-dependent control flow (if x > 0, while err > tol) is allowed; the
     # branch taken is part of the function, as in the primal.
     T.__bool__ = lambda self: bool(self.value)

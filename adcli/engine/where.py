@@ -6,19 +6,25 @@ import linecache
 import os
 import sys
 
-import numpy as np
-
+# No NumPy import here: the tape module (which must not import NumPy) uses this too.
 _ADCLI_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
-_SKIP = (_ADCLI_DIR + os.sep, _NUMPY_DIR + os.sep)
+
+
+def _skip() -> tuple:
+    dirs = [_ADCLI_DIR]
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and getattr(numpy, "__file__", None):
+        dirs.append(os.path.dirname(os.path.abspath(numpy.__file__)))
+    return tuple(d + os.sep for d in dirs)
 
 
 def user_frame(depth: int = 1):
     """The innermost frame whose code is neither adcli's nor NumPy's, or None."""
+    skip = _skip()
     frame = sys._getframe(depth)
     while frame is not None:
         filename = os.path.abspath(frame.f_code.co_filename)
-        if not filename.startswith(_SKIP) and not filename.startswith("<frozen"):
+        if not filename.startswith(skip) and not filename.startswith("<frozen"):
             return frame
         frame = frame.f_back
     return None
