@@ -119,3 +119,199 @@ def _check_structure(arg, g, k) -> None:
                 f"gradient of argument {k}{p} has shape {np.shape(gl)} and dtype {gl.dtype}, "
                 f"the argument {np.shape(v)} and {v.dtype}"
             )
+
+
+# --- check_rule ---------------------------------------------------------------------------------
+
+import copy as _copy  # noqa: E402
+import time as _time  # noqa: E402
+import tracemalloc as _tracemalloc  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
+
+
+@dataclass
+class Cost:
+    """Median time of one gradient (forward + reverse), and the peak memory it allocated on top
+    of what was live before (tracemalloc: NumPy buffers and Python objects)."""
+
+    seconds: float
+    peak_bytes: int
+
+
+@dataclass
+class RuleReport:
+    """What check_rule measured; ``rule`` and ``fallback`` describe who served the call."""
+
+    signature: str
+    rule: str
+    fallback: str | None
+    cost: Cost
+    fallback_cost: Cost | None
+    checks: list = field(default_factory=list)
+
+    def __str__(self) -> str:
+        lines = [f"{self.signature}: served by {self.rule}; all checks passed ({', '.join(self.checks)})",
+                 f"  gradient {self.cost.seconds * 1e6:.1f} us, peak memory {self.cost.peak_bytes} bytes"]
+        if self.fallback_cost is not None:
+            fc = self.fallback_cost
+            lines.append(f"  {self.fallback}: {fc.seconds * 1e6:.1f} us, peak memory {fc.peak_bytes} bytes "
+                         f"(the rule is {fc.seconds / max(self.cost.seconds, 1e-12):.2f}x faster)")
+        return "\n".join(lines)
+
+
+def measure(fn: Callable, repeats: int = 15) -> Cost:
+    """Median wall time of ``fn()`` over ``repeats`` calls (untraced), and the peak memory one
+    call allocates above what was live before it (tracemalloc)."""
+    fn()  # warm up
+    times = []
+    for _ in range(repeats):
+        t0 = _time.perf_counter()
+        fn()
+        times.append(_time.perf_counter() - t0)
+    was = _tracemalloc.is_tracing()
+    if not was:
+        _tracemalloc.start()
+    try:
+        base = _tracemalloc.get_traced_memory()[0]
+        _tracemalloc.reset_peak()
+        fn()
+        peak = _tracemalloc.get_traced_memory()[1] - base
+    finally:
+        if not was:
+            _tracemalloc.stop()
+    return Cost(float(np.median(times)), int(max(peak, 0)))
+
+
+def _served_by(target, args, kwargs):
+    from .engine.registry import REGISTRY
+    from .engine.signature import signature_key
+
+    key = target
+    from .rules.declare import target_key
+
+    try:
+        key = target_key(target)
+    except Exception:  # noqa: BLE001 - any callable: treat as its own key
+        key = target
+    e = REGISTRY.get(key)
+    if e is None:
+        return None, None
+    rule = e.by_signature.get(signature_key(args, kwargs))
+    if rule is not None:
+        fallback = "native rule" if e.native is not None else "derived rule" if e.derivation is not None else None
+        return rule, fallback
+    if e.native is not None:
+        return "native rule", ("derived rule" if e.derivation is not None else None)
+    if e.derivation is not None:
+        return "derived rule", None
+    return None, None
+
+
+def check_rule(target: Callable, *args: Any, kwargs: dict | None = None, seed: int = 0,
+               rtol: float | None = None, atol: float | None = None, repeats: int = 15) -> RuleReport:
+    """Check the rule that serves ``target(*args, **kwargs)``, in the spirit of Mooncake's
+    ``test_rule``: gradient against central finite differences (random directions, several
+    steps), agreement with the derived/native rule it replaces, output type/shape/dtype equal to
+    the primal's, inputs not mutated, repeated calls identical, accumulation into a gradient
+    buffer that already holds a cotangent; then time and allocations against the fallback.
+
+    Raises GradientMismatch (an AssertionError) on the first failed check; returns a RuleReport.
+    """
+    from .rules.declare import Rule, suspended
+
+    kwargs = kwargs or {}
+    rng = np.random.default_rng(seed)
+    rule, fallback = _served_by(target, args, kwargs)
+    if rule is None:
+        from .engine.signature import call_signature
+
+        raise GradientMismatch(f"no rule serves {getattr(target, '__name__', target)}({call_signature(args, kwargs)})")
+    name = getattr(rule, "signature_string", None) or f"{getattr(target, '__name__', target)}"
+    argnums = tuple(i for i, a in enumerate(args) if any(_is_float_leaf(v) for v in flatten(a)[0]))
+    if not argnums:
+        raise GradientMismatch(f"{name}: no float argument to differentiate")
+    primal = target(*args, **kwargs)
+    primal_leaves = flatten(primal)[0]
+    weights = [rng.standard_normal(np.shape(v)) for v in primal_leaves]
+    seeds = {i: [rng.standard_normal(np.shape(v)) if _is_float_leaf(v) else None for v in flatten(args[i])[0]] for i in argnums}
+    captured = []
+
+    def scalar(*a):
+        out = target(*a, **kwargs)
+        captured.append(out)
+        return sum(np.sum(w * o) for w, o in zip(weights, flatten(out)[0]))
+
+    checks = []
+    before = _copy.deepcopy(args)
+    grads = check_grad(scalar, *args, argnums=argnums, rtol=rtol, atol=atol, seed=seed)
+    checks.append("finite differences")
+    _check_output(name, primal, captured[0])
+    checks.append("output type/shape/dtype")
+    _check_unchanged(name, before, args)
+    checks.append("inputs unchanged")
+    again = value_and_grad(scalar, argnums)(*args)[1]
+    _compare(name, grads, again, "repeated call", exact=True)
+    checks.append("repeatable")
+
+    def seeded(order):
+        def f(*a):
+            pre = sum(np.sum(s * v) for i in argnums for s, v in zip(seeds[i], flatten(a[i])[0]) if s is not None)
+            body = scalar(*a)
+            return (pre + body) if order == "before" else (body + pre)
+        return f
+
+    for order in ("before", "after"):
+        g2 = value_and_grad(seeded(order), argnums)(*args)[1]
+        expected = [_add_tree(g, seeds[i]) for g, i in zip(grads, argnums)]
+        _compare(name, expected, g2, f"accumulation with another cotangent recorded {order} the call")
+    checks.append("accumulation")
+    cost = measure(lambda: value_and_grad(scalar, argnums)(*args), repeats)
+    fallback_cost = None
+    if isinstance(rule, Rule) and fallback is not None:
+        with suspended(rule):
+            derived = value_and_grad(scalar, argnums)(*args)[1]
+            fallback_cost = measure(lambda: value_and_grad(scalar, argnums)(*args), repeats)
+        _compare(name, grads, derived, f"the {fallback}", rtol=rtol or 1e-6, atol=atol or 1e-9)
+        checks.append(f"agrees with {fallback}")
+    captured.clear()
+    return RuleReport(name, str(rule), fallback if isinstance(rule, Rule) else None, cost, fallback_cost, checks)
+
+
+def _add_tree(g, seed_leaves):
+    leaves, unflatten = flatten(g)
+    return unflatten([v if s is None else v + s for v, s in zip(leaves, seed_leaves)])
+
+
+def _compare(name, a, b, what, exact=False, rtol=1e-6, atol=1e-9):
+    la, lb = flatten(list(a))[0], flatten(list(b))[0]
+    for x, y in zip(la, lb):
+        if x is None or y is None:
+            continue
+        ok = np.array_equal(x, y) if exact else np.allclose(x, y, rtol=rtol, atol=atol)
+        if not ok:
+            raise GradientMismatch(f"{name}: gradient differs from {what}: {np.asarray(x).ravel()[:4]} vs {np.asarray(y).ravel()[:4]}")
+
+
+def _check_output(name, primal, traced):
+    from .engine.core import Tracer
+
+    pl, tl = flatten(primal)[0], flatten(traced)[0]
+    if len(pl) != len(tl):
+        raise GradientMismatch(f"{name}: the rule returned {len(tl)} outputs, the primal {len(pl)}")
+    for p, t in zip(pl, tl):
+        v = t.value if isinstance(t, Tracer) else t
+        if np.shape(v) != np.shape(p) or np.result_type(v) != np.result_type(p):
+            raise GradientMismatch(
+                f"{name}: the rule's output has shape {np.shape(v)} and dtype {np.result_type(v)}, "
+                f"the primal's {np.shape(p)} and {np.result_type(p)}"
+            )
+        if isinstance(p, np.ndarray) != isinstance(v, np.ndarray):
+            raise GradientMismatch(f"{name}: the rule's output is {type(v).__name__}, the primal's {type(p).__name__}")
+        if not np.allclose(v, p, rtol=1e-10, atol=1e-12, equal_nan=True):
+            raise GradientMismatch(f"{name}: the rule's forward value differs from the primal's")
+
+
+def _check_unchanged(name, before, after):
+    for b, a in zip(flatten(list(before))[0], flatten(list(after))[0]):
+        if isinstance(b, np.ndarray) and not np.array_equal(a, b, equal_nan=True):
+            raise GradientMismatch(f"{name}: an input array was modified")

@@ -31,8 +31,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import argparse  # noqa: E402
 import importlib.util  # noqa: E402
+import json  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
+import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
@@ -46,8 +48,9 @@ PROFILES = ROOT / "profiles"
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing adcli
 sys.path.insert(0, str(HERE))
 
-import adcli  # noqa: E402
 import peers  # noqa: E402
+
+import adcli  # noqa: E402
 
 # The Mooncake suite first, in its order, then the realistic models.
 ORDER = [
@@ -83,6 +86,7 @@ class Framework:
     note: str = ""  # why it is missing, when it is
     available: bool = True
     make: object = None  # make(mod, args) -> (run, result); result(run()) -> (value, [gradient arrays])
+    external: object = None  # external(mod, budget) -> (value, [gradient arrays], seconds, note): runs elsewhere
 
 
 def _nums(argnums):
@@ -104,12 +108,16 @@ def make_adcli(mod, args):
     return (lambda: vg(*args)), (lambda r: (float(r[0]), flat((r[1],) if single else r[1])))
 
 
-def frameworks(use_jit: bool) -> list[Framework]:
+JAX_MAKE: dict = {}
+
+
+def frameworks(use_jit: bool, jit_timeout: float = 120.0) -> list[Framework]:
     fws = [Framework("adcli", adcli.__version__, make=make_adcli)]
     try:
+        from importlib.metadata import version
+
         import autograd
         import autograd.numpy as anp
-        from importlib.metadata import version
 
         def make_autograd(mod, args):
             f = peers.rebind(mod, anp)["f"]
@@ -163,11 +171,48 @@ def frameworks(use_jit: bool) -> list[Framework]:
 
         fws.append(Framework("jax", jax.__version__, make=make_jax(False)))
         if use_jit:
-            fws.append(Framework("jax.jit", jax.__version__, make=make_jax(True)))
+            fws.append(Framework("jax.jit", jax.__version__, external=jit_in_subprocess(jit_timeout)))
+        JAX_MAKE["jit"] = make_jax(True)
     except ImportError:
         fws.append(Framework("jax", available=False, note="JAX not installed: columns skipped "
                              "(pip install jax jaxlib to add them)"))
     return fws
+
+
+def jit_in_subprocess(timeout: float):
+    """jax.jit runs in a child process (this script with --jit-worker) under a time limit: XLA
+    compiles the unrolled Python loops of some cases for minutes and gigabytes (rk4_ode)."""
+
+    def external(mod, budget):
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--jit-worker", mod.NAME, "--budget", repr(budget)]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise TimeoutError(f"XLA compilation and timing did not finish within {timeout:g} s "
+                               "(--jit-timeout to wait longer)") from None
+        if proc.returncode != 0:
+            lines = [x for x in proc.stderr.strip().splitlines() if x.strip()]
+            raise RuntimeError(lines[-1] if lines else f"worker exited with status {proc.returncode}")
+        r = json.loads(proc.stdout.strip().splitlines()[-1])
+        return r["value"], [np.asarray(g, dtype=np.float64) for g in r["grads"]], r["seconds"], r["compile"]
+
+    return external
+
+
+def jit_worker(name: str, budget: float) -> int:
+    """The child process of jit_in_subprocess: compile, time, print one JSON line."""
+    frameworks(use_jit=False)  # sets up jax (x64, threads) and JAX_MAKE
+    if "jit" not in JAX_MAKE:
+        print("JAX is not installed", file=sys.stderr)
+        return 2
+    mod = load_profiles()[name]
+    run, result = JAX_MAKE["jit"](mod, mod.inputs())
+    t0 = time.perf_counter()
+    value, grads = result(run())
+    compile_s = time.perf_counter() - t0
+    seconds = measure(run, budget)
+    print(json.dumps({"value": value, "grads": [g.tolist() for g in grads], "seconds": seconds, "compile": compile_s}))
+    return 0
 
 
 # --- timing -----------------------------------------------------------------------------------
@@ -178,13 +223,17 @@ def measure(fn, budget: float, min_sample: float = 1e-3, min_samples: int = 5, m
 
     Calls are grouped so that one sample lasts at least ``min_sample`` seconds (the timer's own
     cost stays negligible for microsecond calls); the number of samples is chosen so that the
-    whole measurement takes about ``budget`` seconds, within [min_samples, max_samples]."""
+    whole measurement takes about ``budget`` seconds, within [min_samples, max_samples]. A call
+    slower than the budget is sampled fewer times (down to once: its first timing counts)."""
     t0 = time.perf_counter()
     fn()
     once = max(time.perf_counter() - t0, 1e-9)
     inner = max(1, int(min_sample / once))
     samples = int(min(max_samples, max(min_samples, budget / (inner * once))))
     times = []
+    if inner == 1:
+        times.append(once)
+        samples = min(samples, max(1, int(3 * budget / once))) - 1
     for _ in range(samples):
         t0 = time.perf_counter()
         for _ in range(inner):
@@ -205,6 +254,7 @@ class Row:
     name: str
     primal: float
     cells: dict = field(default_factory=dict)
+    extra: dict = field(default_factory=dict)  # framework -> compile seconds (jax.jit)
 
 
 def short_reason(e: BaseException) -> str:
@@ -236,10 +286,16 @@ def run_case(mod, fws: list[Framework], budget: float) -> Row:
     primal = measure(lambda: mod.f(*args), budget)
     row = Row(mod.NAME, primal)
     results, runners = {}, {}
+    timed = {}
     for fw in fws:
         if not fw.available:
             continue
         try:
+            if fw.external is not None:
+                value, grads, timed[fw.name], extra = fw.external(mod, budget)
+                results[fw.name] = (value, grads)
+                row.extra[fw.name] = extra
+                continue
             run, result = fw.make(mod, args)
             results[fw.name] = result(run())  # also the warm-up (and, for jax.jit, the compilation)
             runners[fw.name] = run
@@ -259,6 +315,8 @@ def run_case(mod, fws: list[Framework], budget: float) -> Row:
     for name, run in runners.items():
         cell = row.cells.setdefault(name, Cell())
         cell.seconds = measure(run, budget)
+    for name, seconds in timed.items():
+        row.cells.setdefault(name, Cell()).seconds = seconds
     return row
 
 
@@ -332,6 +390,9 @@ def render(rows: list[Row], fws: list[Framework], fmt: str, ovh, header: str) ->
     ocols = ["op (chain of 1000, 10 float64)", "NumPy primal per op", "adcli fwd+rev per op", "adcli overhead per op"]
     otable = [[op, f"{p:.2f} µs", f"{a:.2f} µs", f"{a - p:.2f} µs"] for op, p, a in ovh]
     skipped = [fw.note for fw in fws if not fw.available]
+    compiled = [f"{r.name} {r.extra['jax.jit']:.1f} s" for r in rows if "jax.jit" in r.extra]
+    if compiled:
+        skipped.append("jax.jit times exclude the first call (tracing + XLA compilation): " + ", ".join(compiled))
     lines: list[str] = []
 
     if fmt == "markdown":
@@ -401,16 +462,23 @@ def _plain(cols, table):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--quick", action="store_true", help="a short timing budget per measurement (about 0.05 s)")
     p.add_argument("--budget", type=float, default=None, help="seconds per measurement (default 0.5, --quick 0.05)")
     p.add_argument("--format", choices=("table", "plain", "markdown"), default="table",
                    help="table: rich on the terminal (plain text without rich); markdown: for notes")
     p.add_argument("--cases", default="", help="comma-separated case names (default: all)")
     p.add_argument("--no-jit", action="store_true", help="leave out the jax.jit column")
+    p.add_argument("--jit-timeout", type=float, default=120.0,
+                   help="seconds allowed for one case's jax.jit compilation and timing (default 120)")
     p.add_argument("--no-overhead", action="store_true", help="leave out adcli's per-primitive overhead")
+    p.add_argument("--jit-worker", metavar="CASE", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     budget = a.budget if a.budget is not None else (0.05 if a.quick else 0.5)
+    if a.jit_worker:
+        return jit_worker(a.jit_worker, budget)
 
     mods = load_profiles()
     if a.cases:
@@ -419,7 +487,7 @@ def main(argv=None) -> int:
         if unknown:
             p.error(f"unknown case(s) {', '.join(unknown)}; the cases are: {', '.join(mods)}")
         mods = {n: mods[n] for n in wanted}
-    fws = frameworks(use_jit=not a.no_jit)
+    fws = frameworks(use_jit=not a.no_jit, jit_timeout=a.jit_timeout)
 
     header = (
         f"Python {platform.python_version()}, NumPy {np.__version__}, "

@@ -150,7 +150,7 @@ def torch_gradient(fn, args, argnums):
 
     def to_numpy(res):
         out, grads = res
-        return float(out), [g.detach().numpy() for g in grads]
+        return float(out.detach()), [g.detach().numpy() for g in grads]
 
     return run, to_numpy
 

@@ -1,0 +1,319 @@
+"""Declaring rules for exact signatures: ``@adcli.rules.rule(np.kron, "f64[2d]", "f64[2d]")``.
+
+A rule is a function ``fwd(*args) -> (ans, pullback)`` on plain values, Mooncake's ``rrule!!``
+shape: ``pullback(g)`` returns one cotangent per argument (``None`` for an argument that is not
+differentiable), each with its argument's structure, shape and dtype. With
+``accumulate=True`` the pullback is ``pullback(g, buffers)`` instead and adds into
+``buffers[i]`` (a writable array the engine owns) in place, returning nothing: the way the
+engine's own indexing rule avoids allocating a full-size gradient per call.
+
+Rules are exact: every argument type is a concrete descriptor (engine/signature.py,
+docs/descriptors.md) or a small tuple of them (a finite union, expanded into one signature
+each). A second rule for a signature that already has one is an error unless ``replace=True``.
+
+Targets: any NumPy callable, or a Python function of the user's. A rule for a user function
+takes effect through a *dispatch point* (see adcli/rules/dispatch.py and docs/rules.md).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Callable
+
+import numpy as np
+
+from ..engine.core import Tracer, make_tracer
+from ..engine.dispatch import FAST_UFUNCS
+from ..engine.pytree import flatten
+from ..engine.registry import REGISTRY, Entry, entry, qualified_name
+from ..engine.signature import parse_descriptor
+from ..errors import RuleError
+
+SOURCES = ("hand-written", "imported", "native")
+_MAX_UNION = 64  # signatures one declaration may expand to; more is not "a small finite union"
+
+
+class Rule:
+    """One rule for one signature of one callable."""
+
+    __slots__ = ("target", "name", "signature", "fwd", "source", "accumulate", "origin", "__weakref__")
+
+    def __init__(self, target, name: str, signature: tuple, fwd: Callable, source: str, accumulate: bool, origin: str):
+        self.target = target
+        self.name = name
+        self.signature = signature
+        self.fwd = fwd
+        self.source = source
+        self.accumulate = accumulate
+        self.origin = origin  # where it was declared, or which library it came from
+
+    @property
+    def signature_string(self) -> str:
+        return f"{self.name}({', '.join(self.signature)})"
+
+    def __repr__(self) -> str:
+        return f"<{self.source} rule {self.signature_string}>"
+
+    def __call__(self, *args, **kwargs):
+        """Apply the rule to (possibly traced) arguments: one tape node for the whole call."""
+        tape = None
+        parents = []  # (argnum, leaf position, tracer index)
+        plain = []
+        for i, a in enumerate(args):
+            leaves, unflatten = flatten(a)
+            new = list(leaves)
+            for j, v in enumerate(leaves):
+                if isinstance(v, Tracer):
+                    if tape is None:
+                        tape = v.tape
+                    elif v.tape is not tape:
+                        from ..engine.core import mixed_tapes
+
+                        mixed_tapes(v, v)
+                    new[j] = v.value
+                    parents.append((i, j, v.idx))
+            plain.append(unflatten(new))
+        kw = {k: (v.value if isinstance(v, Tracer) else v) for k, v in kwargs.items()}
+        out = self.fwd(*plain, **kw)
+        if not (isinstance(out, tuple) and len(out) == 2 and callable(out[1])):
+            raise RuleError(f"rule {self.signature_string} must return (ans, pullback), got {type(out).__name__}")
+        ans, pullback = out
+        if tape is None:
+            return ans
+        nodes = tape.nodes
+        nodes.append((_pb_rule, self, tuple(parents), pullback, tuple(plain)))
+        return make_tracer(ans, len(nodes) - 1, tape)
+
+
+def _pb_rule(node, g, acc):
+    _, rule, parents, pullback, plain = node
+    if rule.accumulate:
+        buffers = _Buffers(rule, parents, plain, acc)
+        pullback(g, buffers)
+        return
+    cots = pullback(g)
+    if len(plain) == 1 and not (isinstance(cots, tuple) and len(cots) == 1):
+        cots = (cots,)
+    if not isinstance(cots, (tuple, list)) or len(cots) != len(plain):
+        raise RuleError(
+            f"the pullback of {rule!r} returned {type(cots).__name__} of length {len(cots) if hasattr(cots, '__len__') else '?'}; "
+            f"it must return one cotangent per argument ({len(plain)})"
+        )
+    flat = {}
+    for i, j, p in parents:
+        if i not in flat:
+            flat[i] = flatten(cots[i])[0] if cots[i] is not None else None
+        leaves = flat[i]
+        if leaves is None:
+            raise RuleError(f"the pullback of {rule!r} returned None for argument {i}, which is traced")
+        c = leaves[j]
+        check_cotangent(rule, i, flatten(plain[i])[0][j], c)
+        acc.add(p, c)
+
+
+class _Buffers:
+    """``buffers[i]``: the owned gradient buffer of argument i (a plain array argument)."""
+
+    __slots__ = ("rule", "parents", "plain", "acc")
+
+    def __init__(self, rule, parents, plain, acc):
+        self.rule, self.parents, self.plain, self.acc = rule, parents, plain, acc
+
+    def __getitem__(self, i: int):
+        for argnum, j, p in self.parents:
+            if argnum == i:
+                v = self.plain[i]
+                if not isinstance(v, np.ndarray):
+                    raise RuleError(f"{self.rule!r}: in-place accumulation needs an array argument, argument {i} is {type(v).__name__}")
+                return self.acc.buffer(p, v.shape, v.dtype)
+        return None
+
+
+def check_cotangent(rule, i: int, primal, c) -> None:
+    """A cotangent must match its primal exactly: shape, and dtype for float arrays. Never
+    broadcast: a silently broadcast cotangent is a wrong gradient."""
+    if isinstance(primal, np.ndarray):
+        if not isinstance(c, (np.ndarray, np.generic, float, int)) or np.shape(c) != primal.shape:
+            raise RuleError(
+                f"the pullback of {rule!r} returned a cotangent of shape {np.shape(c)} for argument {i} of shape "
+                f"{primal.shape}: cotangents must have their argument's shape (no broadcasting)"
+            )
+        dt = getattr(c, "dtype", None)
+        if dt is not None and primal.dtype.kind == "f" and dt != primal.dtype:
+            raise RuleError(
+                f"the pullback of {rule!r} returned a {dt} cotangent for argument {i} of dtype {primal.dtype}"
+            )
+    elif np.shape(c) != ():
+        raise RuleError(
+            f"the pullback of {rule!r} returned a cotangent of shape {np.shape(c)} for scalar argument {i}"
+        )
+
+
+# --- declaring ----------------------------------------------------------------------------
+
+
+def _expand(types) -> list[tuple]:
+    per_arg = []
+    for t in types:
+        options = t if isinstance(t, (tuple, list, set, frozenset)) else (t,)
+        if not options:
+            raise RuleError("an empty union of types")
+        parsed = []
+        for o in options:
+            if not isinstance(o, str):
+                raise RuleError(f"argument types are descriptor strings such as 'f64[2d]', not {o!r}")
+            try:
+                parsed.append(parse_descriptor(o))
+            except ValueError as exc:
+                raise RuleError(str(exc)) from None
+        per_arg.append(parsed)
+    sigs = list(itertools.product(*per_arg))
+    if len(sigs) > _MAX_UNION:
+        raise RuleError(f"these types expand to {len(sigs)} signatures; rules are for concrete types (at most {_MAX_UNION})")
+    return sigs
+
+
+def target_key(target):
+    """Registry key: the callable itself for NumPy, ``(module, qualname)`` for a Python function
+    (or a ``"module:qualname"`` string naming one that is not defined yet, e.g. in a script)."""
+    if isinstance(target, str):
+        if ":" not in target:
+            raise RuleError(f"name a function as 'module:qualname', e.g. '__main__:lml', not {target!r}")
+        module, _, qual = target.partition(":")
+        return (module, qual)
+    if _is_numpy_callable(target):
+        return target
+    module = getattr(target, "__module__", None)
+    qual = getattr(target, "__qualname__", None)
+    if not callable(target) or module is None or qual is None or "<lambda>" in qual or "<locals>" in qual:
+        raise RuleError(
+            f"cannot declare a rule for {target!r}: a target is a NumPy callable or a module-level Python function "
+            "(lambdas and nested functions cannot be found again by name)"
+        )
+    original = getattr(target, "__adcli_original__", target)
+    return (original.__module__, original.__qualname__)
+
+
+def _is_numpy_callable(target) -> bool:
+    if isinstance(target, np.ufunc):
+        return True
+    module = getattr(target, "__module__", "") or ""
+    return module == "numpy" or module.startswith("numpy.")
+
+
+def register(target, types, fwd: Callable, *, replace: bool = False, accumulate: bool = False,
+             source: str = "hand-written", origin: str = "") -> list[Rule]:
+    """Register ``fwd`` as the rule of ``target`` for each signature ``types`` expands to."""
+    if source not in SOURCES:
+        raise RuleError(f"unknown rule source {source!r}; one of {', '.join(SOURCES)}")
+    key = target_key(target)
+    e: Entry = entry(key) if not isinstance(key, tuple) else _user_entry(key)
+    sigs = _expand(types)
+    clashes = [s for s in sigs if s in e.by_signature]
+    if clashes and not replace:
+        old = e.by_signature[clashes[0]]
+        raise RuleError(
+            f"{e.name}({', '.join(clashes[0])}) already has a {old.source} rule ({old.origin or 'declared earlier'}); "
+            "pass replace=True to replace it"
+        )
+    rules = []
+    for sig in sigs:
+        r = Rule(key, e.name, sig, fwd, source, accumulate, origin)
+        e.by_signature[sig] = r
+        rules.append(r)
+    if key in FAST_UFUNCS:
+        del FAST_UFUNCS[key]  # plain calls of this ufunc must now consult the registry
+    if isinstance(key, tuple):
+        from .dispatch import activate
+
+        activate(key)
+    return rules
+
+
+def _user_entry(key: tuple) -> Entry:
+    e = REGISTRY.get(key)
+    if e is None:
+        e = REGISTRY[key] = Entry(key, f"{key[0]}.{key[1]}")
+    return e
+
+
+def rule(target, *types, replace: bool = False, accumulate: bool = False):
+    """Decorator: declare ``fwd`` as the hand-written rule of ``target`` for ``types``.
+
+    >>> import numpy as np
+    >>> @rule(np.cumsum, "f64[1d]", replace=True)
+    ... def cumsum_rule(x):
+    ...     def pullback(g):
+    ...         return (np.cumsum(g[::-1])[::-1],)
+    ...     return np.cumsum(x), pullback
+    >>> unregister(np.cumsum)
+    """
+
+    def declare(fwd):
+        import inspect
+
+        try:
+            origin = f"{inspect.getsourcefile(fwd)}:{inspect.getsourcelines(fwd)[1]}"
+        except (TypeError, OSError):
+            origin = getattr(fwd, "__qualname__", "")
+        register(target, types, fwd, replace=replace, accumulate=accumulate, source="hand-written", origin=origin)
+        return fwd
+
+    return declare
+
+
+def unregister(target, types=None) -> int:
+    """Remove the rules of ``target`` (all, or those for ``types``); returns how many."""
+    key = target_key(target)
+    e = REGISTRY.get(key)
+    if e is None:
+        return 0
+    sigs = list(e.by_signature) if types is None else _expand(types)
+    n = 0
+    for s in sigs:
+        if e.by_signature.pop(s, None) is not None:
+            n += 1
+    if not e.by_signature and key in _UFUNC_NATIVE():
+        FAST_UFUNCS[key] = _UFUNC_NATIVE()[key]
+    return n
+
+
+def _UFUNC_NATIVE():
+    from ..engine.rules_elementwise import UFUNC_PRIMITIVES
+
+    return UFUNC_PRIMITIVES
+
+
+def rules_for(target) -> dict:
+    """The declared rules of ``target``, keyed by signature tuple."""
+    e = REGISTRY.get(target_key(target))
+    return dict(e.by_signature) if e is not None else {}
+
+
+def lookup_name(target) -> str:
+    key = target_key(target)
+    return qualified_name(key) if not isinstance(key, tuple) else f"{key[0]}.{key[1]}"
+
+
+class suspended:
+    """Context manager: the given rules (or every declared rule of a target) are out of the
+    registry for the duration, so calls fall back to the native rule or the derivation."""
+
+    def __init__(self, *rules: Rule) -> None:
+        self.rules = rules
+
+    def __enter__(self):
+        for r in self.rules:
+            e = REGISTRY.get(r.target)
+            if e is not None and e.by_signature.get(r.signature) is r:
+                del e.by_signature[r.signature]
+                if not e.by_signature and r.target in _UFUNC_NATIVE():
+                    FAST_UFUNCS[r.target] = _UFUNC_NATIVE()[r.target]
+        return self
+
+    def __exit__(self, *exc):
+        for r in self.rules:
+            e = REGISTRY.get(r.target)
+            if e is not None:
+                e.by_signature[r.signature] = r
+                FAST_UFUNCS.pop(r.target, None)
