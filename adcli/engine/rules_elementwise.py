@@ -42,6 +42,24 @@ def _pow_dy(g, ans, x, y):
     return g * np.where(x == 0, 0.0, ans * np.log(safe))
 
 
+def _mul_vjp(g, other, target):
+    """``g * other`` summed down to ``target``'s shape. When ``target`` was broadcast (kron's
+    expand_dims operands, outer products), one einsum contraction replaces the full-size
+    product and the sum that would follow it: no temporary of the output's size."""
+    if type(target) is not np.ndarray or type(g) is not np.ndarray or type(other) is not np.ndarray:
+        return g * other
+    tshape, oshape, gshape = target.shape, other.shape, g.shape
+    if tshape == gshape or g.ndim < 2 or g.dtype != other.dtype:
+        return g * other
+    nd = g.ndim
+    tlead, olead = nd - len(tshape), nd - len(oshape)
+    keep = [i for i in range(nd) if i >= tlead and tshape[i - tlead] == gshape[i]]
+    olabels = [i for i in range(nd) if i >= olead and oshape[i - olead] == gshape[i]]
+    other = other.reshape([gshape[i] for i in olabels])  # drop other's broadcast axes
+    out = np.einsum(g, list(range(nd)), other, olabels, keep, optimize=False)
+    return out.reshape(tshape)
+
+
 def _sign(x):
     return np.sign(x)
 
@@ -52,7 +70,7 @@ def _sign(x):
 # Explicit ufunc calls (np.add(x, y)) keep the ufunc's own semantics (e.g. 1.0 / 0.0 = inf).
 ADD = defufunc(np.add, lambda g, ans, x, y: g, lambda g, ans, x, y: g, fwd=operator.add)
 SUBTRACT = defufunc(np.subtract, lambda g, ans, x, y: g, lambda g, ans, x, y: -g, fwd=operator.sub)
-MULTIPLY = defufunc(np.multiply, lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x, fwd=operator.mul)
+MULTIPLY = defufunc(np.multiply, lambda g, ans, x, y: _mul_vjp(g, y, x), lambda g, ans, x, y: _mul_vjp(g, x, y), fwd=operator.mul)
 DIVIDE = defufunc(np.true_divide, lambda g, ans, x, y: g / y, lambda g, ans, x, y: -g * ans / y, fwd=operator.truediv)
 NEGATIVE = defufunc(np.negative, lambda g, ans, x: -g, fwd=operator.neg)
 POSITIVE = defufunc(np.positive, lambda g, ans, x: g, fwd=operator.pos)

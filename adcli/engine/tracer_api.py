@@ -7,7 +7,7 @@ import numpy as np
 
 from ..errors import TracingError, UnsupportedError
 from . import mutation
-from .core import ArrayTracer, Tracer, apply1, apply2
+from .core import ArrayTracer, Tracer, _new, apply1, apply2, pb_unary
 from .dispatch import FAST_UFUNCS, array_function, ufunc_call
 from .rules_elementwise import (
     ABSOLUTE, ADD, DIVIDE, MULTIPLY, NEGATIVE, POSITIVE, POWER, REMAINDER, SUBTRACT,
@@ -146,13 +146,22 @@ def _install() -> None:
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     # The fast path (a plain call of a ufunc with a native rule and no signature-specific
-    # rules) is inlined here: it is the single most frequent dispatch in derived code.
-    if method == "__call__" and not kwargs:
-        prim = FAST_UFUNCS.get(ufunc)
-        if prim is not None:
-            if len(inputs) == 1:
-                return apply1(prim, inputs[0])
-            return apply2(prim, inputs[0], inputs[1])
+    # rules) is inlined here: it is the single most frequent dispatch in derived code, and
+    # each Python call saved is ~5% of a small primitive's cost.
+    prim = FAST_UFUNCS.get(ufunc)
+    if prim is not None and not kwargs and method == "__call__":
+        if len(inputs) == 1:
+            xv = self.value
+            ans = prim.fwd(xv)
+            tape = self.tape
+            nodes = tape.nodes
+            nodes.append((pb_unary, prim, self.idx, ans, xv))
+            t = _new(ArrayTracer if type(ans) is ndarray else Tracer)
+            t.value = ans
+            t.idx = len(nodes) - 1
+            t.tape = tape
+            return t
+        return apply2(prim, inputs[0], inputs[1])
     return ufunc_call(ufunc, method, inputs, kwargs)
 
 
