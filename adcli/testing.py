@@ -145,13 +145,14 @@ class RuleReport:
     signature: str
     rule: str
     fallback: str | None
-    cost: Cost
+    cost: Cost | None
     fallback_cost: Cost | None
     checks: list = field(default_factory=list)
 
     def __str__(self) -> str:
-        lines = [f"{self.signature}: served by {self.rule}; all checks passed ({', '.join(self.checks)})",
-                 f"  gradient {self.cost.seconds * 1e6:.1f} us, peak memory {self.cost.peak_bytes} bytes"]
+        lines = [f"{self.signature}: served by {self.rule}; all checks passed ({', '.join(self.checks)})"]
+        if self.cost is not None:
+            lines.append(f"  gradient {self.cost.seconds * 1e6:.1f} us, peak memory {self.cost.peak_bytes} bytes")
         if self.fallback_cost is not None:
             fc = self.fallback_cost
             lines.append(f"  {self.fallback}: {fc.seconds * 1e6:.1f} us, peak memory {fc.peak_bytes} bytes "
@@ -195,7 +196,9 @@ def _served_by(target, args, kwargs):
         key = target
     e = REGISTRY.get(key)
     if e is None:
-        return None, None
+        from .engine.rules_elementwise import UFUNC_PRIMITIVES
+
+        return ("native rule", None) if key in UFUNC_PRIMITIVES else (None, None)
     rule = e.by_signature.get(signature_key(args, kwargs))
     if rule is not None:
         fallback = "native rule" if e.native is not None else "derived rule" if e.derivation is not None else None
@@ -208,7 +211,8 @@ def _served_by(target, args, kwargs):
 
 
 def check_rule(target: Callable, *args: Any, kwargs: dict | None = None, seed: int = 0,
-               rtol: float | None = None, atol: float | None = None, repeats: int = 15) -> RuleReport:
+               rtol: float | None = None, atol: float | None = None, repeats: int = 15,
+               timing: bool = True) -> RuleReport:
     """Check the rule that serves ``target(*args, **kwargs)``, in the spirit of Mooncake's
     ``test_rule``: gradient against central finite differences (random directions, several
     steps), agreement with the derived/native rule it replaces, output type/shape/dtype equal to
@@ -265,12 +269,13 @@ def check_rule(target: Callable, *args: Any, kwargs: dict | None = None, seed: i
         expected = [_add_tree(g, seeds[i]) for g, i in zip(grads, argnums)]
         _compare(name, expected, g2, f"accumulation with another cotangent recorded {order} the call")
     checks.append("accumulation")
-    cost = measure(lambda: value_and_grad(scalar, argnums)(*args), repeats)
+    cost = measure(lambda: value_and_grad(scalar, argnums)(*args), repeats) if timing else None
     fallback_cost = None
     if isinstance(rule, Rule) and fallback is not None:
         with suspended(rule):
             derived = value_and_grad(scalar, argnums)(*args)[1]
-            fallback_cost = measure(lambda: value_and_grad(scalar, argnums)(*args), repeats)
+            if timing:
+                fallback_cost = measure(lambda: value_and_grad(scalar, argnums)(*args), repeats)
         _compare(name, grads, derived, f"the {fallback}", rtol=rtol or 1e-6, atol=atol or 1e-9)
         checks.append(f"agrees with {fallback}")
     captured.clear()

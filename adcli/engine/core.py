@@ -215,6 +215,7 @@ def nondiff(fn):
         return fn(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
 
     run.__name__ = getattr(fn, "__name__", "nondiff")
+    run.__adcli_nondiff__ = True
     return run
 
 
