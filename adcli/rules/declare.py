@@ -60,6 +60,19 @@ class Rule:
         parents = []  # (argnum, leaf position, tracer index)
         plain = []
         for i, a in enumerate(args):
+            if isinstance(a, Tracer):  # the common case, without building a pytree
+                if tape is None:
+                    tape = a.tape
+                elif a.tape is not tape:
+                    from ..engine.core import mixed_tapes
+
+                    mixed_tapes(a, a)
+                plain.append(a.value)
+                parents.append((i, 0, a.idx))
+                continue
+            if type(a) not in (tuple, list, dict):
+                plain.append(a)
+                continue
             leaves, unflatten = flatten(a)
             new = list(leaves)
             for j, v in enumerate(leaves):
@@ -101,13 +114,15 @@ def _pb_rule(node, g, acc):
         )
     flat = {}
     for i, j, p in parents:
-        if i not in flat:
-            flat[i] = flatten(cots[i])[0] if cots[i] is not None else None
-        leaves = flat[i]
-        if leaves is None:
+        c = cots[i]
+        if c is None:
             raise RuleError(f"the pullback of {rule!r} returned None for argument {i}, which is traced")
-        c = leaves[j]
-        check_cotangent(rule, i, flatten(plain[i])[0][j], c)
+        primal = plain[i]
+        if type(primal) in (tuple, list, dict):  # a pytree argument: pick the leaf
+            if i not in flat:
+                flat[i] = (flatten(c)[0], flatten(primal)[0])
+            c, primal = flat[i][0][j], flat[i][1][j]
+        check_cotangent(rule, i, primal, c)
         acc.add(p, c)
 
 
