@@ -32,6 +32,39 @@ def cli(debug: bool) -> None:
     """adcli: find the AD rules worth writing or importing for your NumPy program."""
 
 
+FORMATS = ("table", "json")
+
+
+@cli.group()
+def rules() -> None:
+    """Inspect the rules adcli has, derives, and can import from autograd."""
+
+
+@rules.command("list")
+@click.option("--source", type=click.Choice(["native", "autograd", "all"]), default="all", show_default=True,
+              help="native: what the engine has (native rules, verified derivations, declared rules); "
+                   "autograd: what can be imported; all: both.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
+              help="Output format.")
+def rules_list(source: str, fmt: str) -> None:
+    """List rules by callable and source."""
+    from .render.rules import render_list
+    from .rules.listing import list_rules
+
+    click.echo(render_list(list_rules(source), fmt))
+
+
+@rules.command("show")
+@click.argument("name")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+def rules_show(name: str, fmt: str) -> None:
+    """Show what adcli knows about one callable, e.g. `numpy.kron` or `np.linalg.cholesky`."""
+    from .render.rules import render_show
+    from .rules.listing import show_rule
+
+    click.echo(render_show(show_rule(name), fmt))
+
+
 def main() -> None:
     cli(prog_name="adcli")
 

@@ -1,0 +1,96 @@
+"""What rules exist: plain rows for ``adcli rules list`` / ``adcli rules show`` (no I/O here)."""
+
+from __future__ import annotations
+
+from ..engine.registry import REGISTRY, qualified_name
+from ..engine.rules_elementwise import UFUNC_PRIMITIVES
+from ..errors import RuleError
+
+SOURCES = ("native", "autograd", "all")
+
+
+def _engine_rows() -> list[dict]:
+    rows = []
+    for ufunc, prim in UFUNC_PRIMITIVES.items():
+        args = [i for i, v in enumerate(prim.vjps) if v is not None]
+        rows.append({"name": f"numpy.{ufunc.__name__}", "source": "native", "argnums": args,
+                     "note": "ufunc" if ufunc.signature is None else f"gufunc {ufunc.signature}"})
+    for key, e in REGISTRY.items():
+        if isinstance(key, tuple):
+            continue  # a user function: shown by `rules show`
+        if e.native is not None and not getattr(e.native, "__adcli_nondiff__", False):
+            rows.append({"name": e.name, "source": "native", "argnums": None, "note": ""})
+        if e.derivation is not None:
+            d = e.derivation
+            rows.append({"name": e.name, "source": "derived", "argnums": None,
+                         "note": f"verified derivation: {d.note}" if d.note else "verified derivation"})
+        for sig, r in e.by_signature.items():
+            rows.append({"name": f"{e.name}({', '.join(sig)})", "source": r.source, "argnums": None,
+                         "note": r.origin})
+    return rows
+
+
+def _autograd_rows() -> list[dict]:
+    from .autograd_catalog import catalog
+
+    rows = []
+    for c in catalog():
+        rows.append({
+            "name": c.name,
+            "source": "autograd",
+            "argnums": None if c.argnums is None else list(c.argnums),
+            "note": (f"not importable: {c.refusal}" if c.refusal else f"adcli: {c.status}"),
+        })
+    return rows
+
+
+def list_rules(source: str = "all") -> list[dict]:
+    """Rows ``{name, source, argnums, note}``; ``source``: native (what the engine has: native
+    rules, verified derivations, declared rules), autograd (what can be imported), or all."""
+    if source not in SOURCES:
+        raise RuleError(f"unknown source {source!r}; one of {', '.join(SOURCES)}")
+    rows = []
+    if source in ("native", "all"):
+        rows += _engine_rows()
+    if source in ("autograd", "all"):
+        rows += _autograd_rows()
+    order = {"native": 0, "derived": 1, "hand-written": 2, "imported": 3, "autograd": 4}
+    return sorted(rows, key=lambda r: (r["name"], order.get(r["source"], 9)))
+
+
+def show_rule(name: str) -> dict:
+    """Everything adcli knows about one callable: native, derivation, declared rules, autograd."""
+    from .autograd_catalog import _normalise, find
+
+    wanted = _normalise(name)
+    info: dict = {"name": wanted, "native": False, "derivation": None, "declared": [], "autograd": None}
+    found = False
+    for key, e in REGISTRY.items():
+        label = e.name if not isinstance(key, tuple) else f"{key[0]}.{key[1]}"
+        if label != wanted and label.rsplit(".", 1)[-1] != wanted:
+            continue
+        found = True
+        info["name"] = label
+        info["native"] = info["native"] or (e.native is not None and not getattr(e.native, "__adcli_nondiff__", False))
+        if e.derivation is not None:
+            info["derivation"] = e.derivation.note or "verified"
+        info["declared"] += [{"signature": r.signature_string, "source": r.source, "origin": r.origin}
+                             for r in e.by_signature.values()]
+    for ufunc in UFUNC_PRIMITIVES:
+        if f"numpy.{ufunc.__name__}" == wanted or ufunc.__name__ == wanted:
+            info["name"], info["native"], found = f"numpy.{ufunc.__name__}", True, True
+    try:
+        c = find(wanted)
+        found = True
+        info["autograd"] = {"name": c.name, "argnums": None if c.argnums is None else list(c.argnums),
+                            "importable": c.importable, "refusal": c.refusal, "origin": c.origin}
+        if info["name"] == wanted:
+            info["name"] = c.name
+    except RuleError as exc:
+        if not found:
+            raise RuleError(f"adcli knows no rule for {wanted!r}: {exc}") from None
+    return info
+
+
+def qualified(func) -> str:
+    return qualified_name(func)
