@@ -174,6 +174,10 @@ def _origin(vjpmaker) -> str:
     return f"{path}:{code.co_firstlineno}"
 
 
+# autograd's private names for the primitives of public functions (np.mean wraps _primitive_mean).
+_PRIVATE_PUBLIC = ("_primitive_mean", "_primitive_var", "_primitive_std", "_primitive_norm", "_astype")
+
+
 def _public_names() -> dict:
     """primitive -> public names, by walking the autograd namespaces that mirror NumPy/SciPy."""
     from autograd.core import primitive_vjps
@@ -186,7 +190,7 @@ def _public_names() -> dict:
         except Exception:  # noqa: BLE001 - SciPy missing or too old for this module: skip it
             continue
         for attr, obj in vars(mod).items():
-            if attr.startswith("_") and attr not in ("_primitive_mean", "_primitive_var", "_primitive_std", "_primitive_norm", "_astype"):
+            if attr.startswith("_") and attr not in _PRIVATE_PUBLIC:
                 continue
             if _hashable(obj) and obj in primitive_vjps:
                 if public.startswith("scipy.stats.") and not inspect.ismethod(getattr(obj, "fun", None)):
@@ -316,7 +320,9 @@ def find(name_or_callable) -> CatalogEntry:
     close += [n for n in difflib.get_close_matches(short, [n.rsplit(".", 1)[-1] for n in names], n=5, cutoff=0.7)
               for n in [next(m for m in names if m.rsplit(".", 1)[-1] == n)] if n not in close]
     hint = f"; close matches: {', '.join(close[:6])}" if close else ""
-    raise RuleError(f"autograd {_version()} has no rule for {wanted}{hint} (see adcli.rules.autograd_catalog.catalog())")
+    raise RuleError(
+        f"autograd {_version()} has no rule for {wanted}{hint} (see adcli.rules.autograd_catalog.catalog())"
+    )
 
 
 def _callable_name(f) -> str:
