@@ -201,9 +201,14 @@ def _served_by(target, args, kwargs):
         return ("native rule", None) if key in UFUNC_PRIMITIVES else (None, None)
     rule = e.by_signature.get(signature_key(args, kwargs))
     if rule is not None:
-        fallback = "native rule" if e.native is not None else "derived rule" if e.derivation is not None else None
+        from .engine.rules_elementwise import UFUNC_PRIMITIVES
+
+        native = e.native is not None or key in UFUNC_PRIMITIVES
+        fallback = "native rule" if native else "derived rule" if e.derivation is not None else None
         return rule, fallback
-    if e.native is not None:
+    from .engine.rules_elementwise import UFUNC_PRIMITIVES
+
+    if e.native is not None or key in UFUNC_PRIMITIVES:
         return "native rule", ("derived rule" if e.derivation is not None else None)
     if e.derivation is not None:
         return "derived rule", None
@@ -294,7 +299,8 @@ def _compare(name, a, b, what, exact=False, rtol=1e-6, atol=1e-9):
             continue
         ok = np.array_equal(x, y) if exact else np.allclose(x, y, rtol=rtol, atol=atol)
         if not ok:
-            raise GradientMismatch(f"{name}: gradient differs from {what}: {np.asarray(x).ravel()[:4]} vs {np.asarray(y).ravel()[:4]}")
+            first, second = np.asarray(x).ravel()[:4], np.asarray(y).ravel()[:4]
+            raise GradientMismatch(f"{name}: gradient differs from {what}: {first} vs {second}")
 
 
 def _check_output(name, primal, traced):

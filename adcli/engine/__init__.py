@@ -1,9 +1,14 @@
 """adcli's AD engine: tracers, tape, rules, dispatch and the reverse pass (see DESIGN.md § Engine)."""
 
-from . import rules_elementwise, rules_reduce, rules_shape  # noqa: F401  (fill the registry)
-from . import rules_contract, rules_linalg  # noqa: F401
-from . import rules_derived  # noqa: F401  (the verified derivations)
-from . import tracer_api  # noqa: F401  (give Tracer its ndarray surface)
+from . import (  # noqa: F401  (fill the registry)  # noqa: F401
+    rules_contract,
+    rules_derived,  # noqa: F401  (the verified derivations)
+    rules_elementwise,
+    rules_linalg,
+    rules_reduce,
+    rules_shape,
+    tracer_api,  # noqa: F401  (give Tracer its ndarray surface)
+)
 from .core import Tracer
 from .grad import grad, stop_gradient, value_and_grad
 

@@ -31,9 +31,9 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict):
         inputs, kwargs = _ufunc_kwargs(ufunc, method, inputs, kwargs)
     e = REGISTRY.get(ufunc)
     if e is not None and e.by_signature and method == "__call__":
-        rule = e.by_signature.get(signature_key(inputs, {}))
+        rule = e.by_signature.get(signature_key(inputs, kwargs))
         if rule is not None:
-            return rule(*inputs)
+            return rule(*inputs, **kwargs)
     if method == "__call__":
         prim = UFUNC_PRIMITIVES.get(ufunc)
         unknown = set(kwargs) - {"dtype"}
@@ -60,11 +60,13 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict):
         dtype = kwargs.pop("dtype", None)
         x = inputs[0] if dtype is None else inputs[0].astype(dtype)
         if kwargs:
-            raise UnsupportedError(f"np.{ufunc.__name__}.accumulate(..., {', '.join(kwargs)}=...) on a traced value is not supported")
+            raise UnsupportedError(
+                f"np.{ufunc.__name__}.accumulate(..., {', '.join(kwargs)}=...) on a traced value is not supported"
+            )
         return apply(ACCUMULATE_PRIMITIVES[ufunc], x, axis=int(axis) % max(np.ndim(x.value), 1))
     elif method == "outer" and ufunc in UFUNC_PRIMITIVES and len(inputs) == 2:
         a, b = inputs
-        na, nb = np.ndim(_value(a)), np.ndim(_value(b))
+        nb = np.ndim(_value(b))
         return ufunc_call(ufunc, "__call__", (np.reshape(a, np.shape(_value(a)) + (1,) * nb), b), kwargs)
     elif ufunc in NONDIFF_UFUNCS:
         return getattr(ufunc, method)(*[_value(x) for x in inputs], **kwargs)

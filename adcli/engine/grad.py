@@ -39,7 +39,9 @@ def value_and_grad(f: Callable, argnums: int | tuple = 0) -> Callable:
     def wrapper(*args, **kwargs):
         for k in nums:
             if not -len(args) <= k < len(args):
-                raise GradInputError(f"argnums={argnums!r} but {getattr(f, '__name__', 'f')}() was called with {len(args)} positional argument(s)")
+                raise GradInputError(
+                    f"argnums={argnums!r} but {getattr(f, '__name__', 'f')}() was called with {len(args)} positional argument(s)"
+                )
         nums_pos = tuple(k % len(args) for k in nums)
         if len(set(nums_pos)) != len(nums_pos):
             raise GradInputError(f"argnums={argnums!r} names the same argument twice")

@@ -44,7 +44,10 @@ def qualified_name(func) -> str:
         module = "numpy"
     if module.startswith("numpy"):
         # Public spelling: numpy._core.fromnumeric.sum -> numpy.sum, numpy.linalg._linalg -> numpy.linalg
-        public = "numpy.linalg" if module.startswith("numpy.linalg") else "numpy.fft" if module.startswith("numpy.fft") else "numpy"
+        public = "numpy"
+        for sub in ("numpy.linalg", "numpy.fft"):
+            if module.startswith(sub):
+                public = sub
         return f"{public}.{name}"
     qual = getattr(func, "__qualname__", name)
     return f"{module}.{qual}"

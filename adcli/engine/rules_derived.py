@@ -13,7 +13,6 @@ from .core import Tracer, record
 from .derive import derive
 from .mutation import getitem
 from .registry import defnative
-from .rules_shape import viewing
 
 ndarray = np.ndarray
 
@@ -97,7 +96,9 @@ def _same_ndim(traced, args, kwargs):
 
 
 def _x_only(traced, args, kwargs):
-    return None if 0 not in traced and "p" not in traced else "with respect to x (the coefficients p are converted by np.asarray in its body)"
+    if 0 not in traced and "p" not in traced:
+        return None
+    return "with respect to x (the coefficients p are converted by np.asarray in its body)"
 
 
 def _no_where(traced, args, kwargs):

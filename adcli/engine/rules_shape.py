@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TracingError, UnsupportedError
+from ..errors import UnsupportedError
 from .core import Primitive, Tracer, apply, record, sum_to_shape, unbroadcast
 from .registry import defnative
-from .where import user_location
 
 ndarray = np.ndarray
 

@@ -10,7 +10,15 @@ from . import mutation
 from .core import ArrayTracer, Tracer, _new, apply1, apply2, pb_unary
 from .dispatch import FAST_UFUNCS, array_function, ufunc_call
 from .rules_elementwise import (
-    ABSOLUTE, ADD, DIVIDE, MULTIPLY, NEGATIVE, POSITIVE, POWER, REMAINDER, SUBTRACT,
+    ABSOLUTE,
+    ADD,
+    DIVIDE,
+    MULTIPLY,
+    NEGATIVE,
+    POSITIVE,
+    POWER,
+    REMAINDER,
+    SUBTRACT,
 )
 from .rules_shape import astype, reshape, transpose
 from .where import user_location
@@ -132,7 +140,7 @@ def _install() -> None:
 
     # Methods that mirror NumPy functions
     T.reshape = lambda self, *shape, order="C": reshape(self, shape[0] if len(shape) == 1 else shape, order)
-    T.transpose = lambda self, *axes: transpose(self, (axes[0] if len(axes) == 1 and not isinstance(axes[0], int) else axes) or None)
+    T.transpose = lambda self, *axes: transpose(self, _axes_arg(axes))
     T.astype = lambda self, dtype, order="K", casting="unsafe", subok=True, copy=True: astype(self, dtype)
     T.copy = lambda self, order="C": np.copy(self)
     T.flatten = lambda self, order="C": np.copy(np.ravel(self, order))
@@ -163,6 +171,13 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
             return t
         return apply2(prim, inputs[0], inputs[1])
     return ufunc_call(ufunc, method, inputs, kwargs)
+
+
+def _axes_arg(axes):
+    # x.transpose(), x.transpose((1, 0)) and x.transpose(1, 0) all mean the same as NumPy's
+    if len(axes) == 1 and not isinstance(axes[0], int):
+        axes = axes[0]
+    return axes or None
 
 
 def _iter(self):

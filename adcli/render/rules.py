@@ -31,7 +31,10 @@ def render_list(rows: list[dict], fmt: str) -> str:
     for col in ("callable", "source", "args", "note"):
         table.add_column(col)
     for r in rows:
-        args = "any" if r["argnums"] is None and r["source"] == "autograd" else "" if r["argnums"] is None else ",".join(map(str, r["argnums"]))
+        if r["argnums"] is None:
+            args = "any" if r["source"] == "autograd" else ""
+        else:
+            args = ",".join(map(str, r["argnums"]))
         table.add_row(r["name"], r["source"], args, r["note"])
     return _capture(table)
 

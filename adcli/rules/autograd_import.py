@@ -90,10 +90,11 @@ from ..engine.core import Tracer
 from ..engine.grad import value_and_grad
 from ..engine.pytree import flatten
 from ..engine.registry import REGISTRY, Entry
-from ..engine.signature import describe, parse_descriptor
+from ..engine.signature import describe
 from ..errors import AdcliError, NoRuleError, RuleError
 from .autograd_catalog import CatalogEntry, _version, find
 from .declare import Rule, register, suspended
+from .declare import parse_types as _parse_types
 
 __all__ = ["import_rule", "unimport", "imported_rules", "ImportedRule"]
 
@@ -106,7 +107,6 @@ _SYMMETRIC = {"numpy.linalg.cholesky": (0,)}
 # The signatures of the union being imported (example_args serve the one they match).
 _UNION: contextvars.ContextVar = contextvars.ContextVar("adcli_autograd_union", default=None)
 
-_KW = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.+)$")
 _FLOAT_ARRAY = re.compile(r"^f(16|32|64|128)\[")
 
 
@@ -217,34 +217,6 @@ def _multi_output(entry, signature) -> str:
 # --- import / remove ---------------------------------------------------------------------------
 
 
-def _parse_types(types) -> tuple[list, dict]:
-    """Positional type options (each a tuple of descriptors) and keyword descriptors."""
-    positional, keywords = [], {}
-    for t in types:
-        if isinstance(t, str) and _KW.match(t.strip()):
-            name, desc = _KW.match(t.strip()).groups()
-            if name in keywords:
-                raise RuleError(f"keyword {name}= is given twice")
-            keywords[name] = _descriptor(desc)
-            continue
-        options = t if isinstance(t, (tuple, list)) else (t,)
-        if not options:
-            raise RuleError("an empty union of types")
-        if keywords:
-            raise RuleError(f"positional type {t!r} after a keyword type: list keyword types (name=descriptor) last")
-        positional.append(tuple(_descriptor(o) for o in options))
-    return positional, keywords
-
-
-def _descriptor(d) -> str:
-    if not isinstance(d, str):
-        raise RuleError(f"argument types are descriptor strings such as 'f64[2d]', not {d!r}")
-    try:
-        return parse_descriptor(d)
-    except ValueError as exc:
-        raise RuleError(str(exc)) from None
-
-
 def _is_float(desc: str) -> bool:
     return bool(_FLOAT_ARRAY.match(desc)) or desc in ("float", "f16", "f32", "f64", "f128")
 
@@ -326,15 +298,7 @@ def _install(entry: CatalogEntry, sig: tuple, kw_key: tuple, fwd, diff, replace:
     full = sig + kw_key
     old = e.by_signature.get(full)
     origin = f"autograd {_version()}: {entry.name}"
-    if not kw_key:
-        [base] = register(func, sig, fwd, replace=replace, source="imported", origin=origin)
-    else:
-        if old is not None and not replace:
-            raise RuleError(
-                f"{e.name}({', '.join(full)}) already has a {old.source} rule ({old.origin or 'declared earlier'}); "
-                "pass replace=True to replace it"
-            )
-        base = Rule(func, e.name, full, fwd, "imported", False, origin)
+    [base] = register(func, sig + kw_key, fwd, replace=replace, source="imported", origin=origin)
     rule = ImportedRule(base.target, entry.name, full, fwd, "imported", False, origin)
     rule.entry, rule.diff, rule.served, rule.verification = entry, diff, 0, ""
     e.by_signature[full] = rule

@@ -18,6 +18,7 @@ takes effect through a *dispatch point* (see adcli/rules/dispatch.py and docs/ru
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Callable
 
 import numpy as np
@@ -86,20 +87,44 @@ class Rule:
                     new[j] = v.value
                     parents.append((i, j, v.idx))
             plain.append(unflatten(new))
-        kw = {k: (v.value if isinstance(v, Tracer) else v) for k, v in kwargs.items()}
-        out = self.fwd(*plain, **kw)
+        for k, v in kwargs.items():
+            if any(isinstance(leaf, Tracer) for leaf in flatten(v)[0]):
+                raise RuleError(
+                    f"{self.signature_string}: keyword argument {k}= is traced; rules differentiate positional "
+                    "arguments only: pass it positionally"
+                )
+        out = self.fwd(*plain, **kwargs)
         if not (isinstance(out, tuple) and len(out) == 2 and callable(out[1])):
             raise RuleError(f"rule {self.signature_string} must return (ans, pullback), got {type(out).__name__}")
         ans, pullback = out
         if tape is None:
             return ans
         nodes = tape.nodes
-        nodes.append((_pb_rule, self, tuple(parents), pullback, tuple(plain)))
-        return make_tracer(ans, len(nodes) - 1, tape)
+        nodes.append((_pb_rule, self, tuple(parents), pullback, tuple(plain), ans))
+        me = len(nodes) - 1
+        if not isinstance(ans, tuple):
+            return make_tracer(ans, me, tape)
+        # Several outputs (slogdet, eigh): each is its own traced value whose node hands its
+        # cotangent to the rule's node, which calls the pullback once with all of them.
+        outs = []
+        for k, v in enumerate(ans):
+            nodes.append((_pb_pick, me, k, len(ans)))
+            outs.append(make_tracer(v, len(nodes) - 1, tape))
+        return type(ans)(*outs) if hasattr(ans, "_fields") else tuple(outs)
+
+
+def _pb_pick(node, g, acc):
+    _, me, k, n = node
+    slot = acc.grads[me]
+    if slot is None:
+        slot = acc.grads[me] = [None] * n
+    slot[k] = g if slot[k] is None else slot[k] + g
 
 
 def _pb_rule(node, g, acc):
-    _, rule, parents, pullback, plain = node
+    _, rule, parents, pullback, plain, ans = node
+    if isinstance(ans, tuple):  # g is the list _pb_pick filled: zeros for unused outputs
+        g = tuple(np.zeros_like(a) if c is None else c for a, c in zip(ans, g))
     if rule.accumulate:
         buffers = _Buffers(rule, parents, plain, acc)
         pullback(g, buffers)
@@ -109,7 +134,7 @@ def _pb_rule(node, g, acc):
         cots = (cots,)
     if not isinstance(cots, (tuple, list)) or len(cots) != len(plain):
         raise RuleError(
-            f"the pullback of {rule!r} returned {type(cots).__name__} of length {len(cots) if hasattr(cots, '__len__') else '?'}; "
+            f"the pullback of {rule!r} returned {type(cots).__name__} of length {getattr(cots, '__len__', lambda: '?')()}; "
             f"it must return one cotangent per argument ({len(plain)})"
         )
     flat = {}
@@ -139,7 +164,9 @@ class _Buffers:
             if argnum == i:
                 v = self.plain[i]
                 if not isinstance(v, np.ndarray):
-                    raise RuleError(f"{self.rule!r}: in-place accumulation needs an array argument, argument {i} is {type(v).__name__}")
+                    raise RuleError(
+                        f"{self.rule!r}: in-place accumulation needs an array argument, argument {i} is {type(v).__name__}"
+                    )
                 return self.acc.buffer(p, v.shape, v.dtype)
         return None
 
@@ -167,22 +194,44 @@ def check_cotangent(rule, i: int, primal, c) -> None:
 # --- declaring ----------------------------------------------------------------------------
 
 
-def _expand(types) -> list[tuple]:
-    per_arg = []
+_KW = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.+)$")
+
+
+def _descriptor(d) -> str:
+    if not isinstance(d, str):
+        raise RuleError(f"argument types are descriptor strings such as 'f64[2d]', not {d!r}")
+    try:
+        return parse_descriptor(d)
+    except ValueError as exc:
+        raise RuleError(str(exc)) from None
+
+
+def parse_types(types) -> tuple[list, dict]:
+    """Split declared types into positional options (a tuple of descriptors per argument, a
+    finite union) and keyword descriptors (``"axis=int"`` entries, listed last)."""
+    positional, keywords = [], {}
     for t in types:
+        if isinstance(t, str) and _KW.match(t.strip()):
+            name, desc = _KW.match(t.strip()).groups()
+            if name in keywords:
+                raise RuleError(f"keyword {name}= is given twice")
+            keywords[name] = _descriptor(desc)
+            continue
         options = t if isinstance(t, (tuple, list, set, frozenset)) else (t,)
         if not options:
             raise RuleError("an empty union of types")
-        parsed = []
-        for o in options:
-            if not isinstance(o, str):
-                raise RuleError(f"argument types are descriptor strings such as 'f64[2d]', not {o!r}")
-            try:
-                parsed.append(parse_descriptor(o))
-            except ValueError as exc:
-                raise RuleError(str(exc)) from None
-        per_arg.append(parsed)
-    sigs = list(itertools.product(*per_arg))
+        if keywords:
+            raise RuleError(f"positional type {t!r} after a keyword type: list keyword types (name=descriptor) last")
+        positional.append(tuple(_descriptor(o) for o in options))
+    return positional, keywords
+
+
+def _expand(types) -> list[tuple]:
+    """Every signature key the declared types stand for: positional descriptors, then
+    ``name=descriptor`` for keyword arguments sorted by name (engine.signature.signature_key)."""
+    positional, keywords = parse_types(types)
+    kw_key = tuple(f"{k}={d}" for k, d in sorted(keywords.items()))
+    sigs = [tuple(s) + kw_key for s in itertools.product(*positional)]
     if len(sigs) > _MAX_UNION:
         raise RuleError(f"these types expand to {len(sigs)} signatures; rules are for concrete types (at most {_MAX_UNION})")
     return sigs
@@ -316,19 +365,20 @@ class suspended:
 
     def __init__(self, *rules: Rule) -> None:
         self.rules = rules
+        self.removed: list = []
 
     def __enter__(self):
         for r in self.rules:
             e = REGISTRY.get(r.target)
             if e is not None and e.by_signature.get(r.signature) is r:
                 del e.by_signature[r.signature]
+                self.removed.append((e, r))
                 if not e.by_signature and r.target in _UFUNC_NATIVE():
                     FAST_UFUNCS[r.target] = _UFUNC_NATIVE()[r.target]
         return self
 
     def __exit__(self, *exc):
-        for r in self.rules:
-            e = REGISTRY.get(r.target)
-            if e is not None:
-                e.by_signature[r.signature] = r
-                FAST_UFUNCS.pop(r.target, None)
+        for e, r in self.removed:
+            e.by_signature[r.signature] = r
+            FAST_UFUNCS.pop(r.target, None)
+        self.removed = []
