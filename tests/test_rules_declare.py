@@ -180,3 +180,39 @@ def test_user_function_rule_by_name_with_the_dispatch_decorator():
 def test_without_a_rule_a_dispatch_point_is_transparent():
     x = rng.standard_normal(4)
     check_grad(usermodel.model, x, 0.5, argnums=(0, 1))
+
+
+def test_rule_with_several_outputs():
+    def slogdet_rule(a):
+        out = np.linalg.slogdet(a)
+        inv = np.linalg.inv(a)
+        return out, lambda g: (g[1] * inv.T,)  # g: one cotangent per output (sign's is zero)
+
+    register(np.linalg.slogdet, ("f64[2d]",), slogdet_rule)
+    try:
+        a = rng.standard_normal((3, 3)) + 3 * np.eye(3)
+        check_grad(lambda a: np.linalg.slogdet(a).logabsdet * 2.0, a)
+        check_grad(lambda a: np.linalg.slogdet(a)[1] + np.linalg.slogdet(a)[1] ** 2, a)
+    finally:
+        unregister(np.linalg.slogdet)
+
+
+def test_keyword_signature_matches_only_calls_with_that_keyword():
+    calls = []
+
+    def sum_axis(x, axis):
+        calls.append(axis)
+        return np.sum(x, axis=axis), lambda g: (np.broadcast_to(np.expand_dims(g, axis), x.shape).copy(),)
+
+    register(np.sum, ("f64[2d]", "axis=int"), sum_axis)
+    check_grad(lambda x: np.sum(np.sum(x, axis=1) ** 2), A)
+    assert calls and set(calls) == {1}
+    n = len(calls)
+    adcli.grad(lambda x: np.sum(x ** 2))(A)  # no axis keyword: the native rule serves it
+    assert len(calls) == n
+
+
+def test_traced_keyword_argument_is_refused():
+    register("tests.support.usermodel:energy", ("f64[1d]", "s=float"), lambda x, s: (0.0, lambda g: (None,)))
+    with pytest.raises(RuleError, match="keyword argument s= is traced"):
+        adcli.grad(lambda s: usermodel.energy(np.ones(2), s=s))(1.0)
