@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import sys
 from typing import Any, Callable
 
 import numpy as np
@@ -166,6 +167,11 @@ def _check_scalar(f, value):
         )
 
 
+# References to a cotangent held only by the accumulator's list: the list slot, the local
+# name `g` and getrefcount's argument.
+_ONLY_IN_GRADS = 3
+
+
 def _as_gradient(acc, idx, leaf):
     g = None if acc is None else acc.grads[idx]
     if type(leaf) is float:
@@ -174,8 +180,14 @@ def _as_gradient(acc, idx, leaf):
         return leaf.dtype.type(0.0 if g is None else g)
     if g is None:
         return np.zeros_like(leaf)
-    owned = idx in acc.owned and type(g) is ndarray and g.dtype == leaf.dtype and g.base is None
-    out = g if owned else np.array(g, dtype=leaf.dtype, copy=True)
+    # Hand the cotangent over without a copy when it is a fresh array nobody else holds: the
+    # accumulator made it, or only the grads list refers to it (a pullback's new array; a
+    # shared one, like add's g handed to both operands, has more references and is copied).
+    fresh = type(g) is ndarray and g.dtype == leaf.dtype and g.base is None and g.flags.writeable
+    if fresh and (idx in acc.owned or sys.getrefcount(g) <= _ONLY_IN_GRADS):
+        out = g
+    else:
+        out = np.array(g, dtype=leaf.dtype, copy=True)
     if out.shape != leaf.shape:
         if out.size == leaf.size:
             out = out.reshape(leaf.shape)  # a scalar cotangent for a 0-d array

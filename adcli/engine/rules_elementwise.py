@@ -33,6 +33,10 @@ def _tie_split(g, ans, x, y, mine):
 
 def _pow_dx(g, ans, x, y):
     # y * x**(y-1), with the exponent kept at 1 where y == 0 so that 0 * 0**-1 is 0, not nan.
+    if type(y) in (int, float):  # x ** 2, x ** 0.5: no array work for the exponent
+        if y == 0:
+            return g * np.zeros_like(x)
+        return g * (y * x) if y == 2 else g * (y * np.power(x, y - 1))
     return g * y * np.power(x, np.where(y == 0, 1.0, y - 1))
 
 
