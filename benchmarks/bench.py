@@ -344,9 +344,13 @@ def overhead(budget: float) -> list[tuple[str, float, float]]:
     for label, fn in (("np.sin(x)", chain_sin), ("x + 1.0", chain_add)):
         vg = adcli.value_and_grad(fn)
         vg(x)
-        primal = measure(lambda: fn(x), budget) / CHAIN
-        ad = measure(lambda: vg(x), budget) / CHAIN
-        out.append((label, primal * 1e6, ad * 1e6))
+        # Interleave short primal and AD measurements and take medians: the machine's speed
+        # drifts over seconds, and alternating keeps the drift out of the difference.
+        primal, ad = [], []
+        for _ in range(7):
+            primal.append(measure(lambda: fn(x), budget / 7) / CHAIN)
+            ad.append(measure(lambda: vg(x), budget / 7) / CHAIN)
+        out.append((label, float(np.median(primal)) * 1e6, float(np.median(ad)) * 1e6))
     return out
 
 
