@@ -37,7 +37,7 @@ def no_rules_left_behind():
         unregister(f)
 
 
-class TapeRecorder:
+class TapeRecorder(hooks.Session):
     def __init__(self):
         self.tapes = []
 

@@ -31,7 +31,7 @@ def clean_registry():
         unregister(target)
 
 
-class TapeRecorder:
+class TapeRecorder(hooks.Session):
     """A minimal hook session that keeps the tapes it sees."""
 
     def __init__(self):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import NoRuleError, UnsupportedError
+from . import hooks
 from .core import Tracer, apply, apply1, apply2, nondiff
 from .registry import REGISTRY, entry
 from .rules_elementwise import NONDIFF_UFUNCS, UFUNC_PRIMITIVES
@@ -33,6 +34,9 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict):
     if e is not None and e.by_signature and method == "__call__":
         rule = e.by_signature.get(signature_key(inputs, kwargs))
         if rule is not None:
+            session = hooks._session
+            if session is not None:
+                return session.numpy_call(e.name, rule.source, inputs, kwargs, lambda a, k: rule(*a, **k))
             return rule(*inputs, **kwargs)
     if method == "__call__":
         prim = UFUNC_PRIMITIVES.get(ufunc)
@@ -103,15 +107,28 @@ def array_function(func, types, args: tuple, kwargs: dict):
     """The body of ``Tracer.__array_function__``."""
     e = REGISTRY.get(func)
     if e is not None:
-        if e.by_signature:
-            rule = e.by_signature.get(signature_key(args, kwargs))
-            if rule is not None:
-                return rule(*args, **kwargs)
-        if e.native is not None:
-            return e.native(*args, **kwargs)
-        if e.derivation is not None:
-            return e.derivation(args, kwargs)
+        served = resolve(e, args, kwargs)
+        if served is not None:
+            session = hooks._session
+            if session is not None:  # a profiler: it times the call and records the signature
+                return session.numpy_call(e.name, served[0], args, kwargs, served[1])
+            return served[1](args, kwargs)
     raise no_rule(func, args, kwargs)
+
+
+def resolve(e, args: tuple, kwargs: dict):
+    """``(kind, run)`` for the rule that serves this call, kind being the rule's source
+    (hand-written / imported), ``native`` or ``derived``; None if nothing does."""
+    if e.by_signature:
+        rule = e.by_signature.get(signature_key(args, kwargs))
+        if rule is not None:
+            return rule.source, lambda a, k: rule(*a, **k)
+    if e.native is not None:
+        native = e.native
+        return "native", lambda a, k: native(*a, **k)
+    if e.derivation is not None:
+        return "derived", e.derivation
+    return None
 
 
 def no_rule(func, args, kwargs) -> NoRuleError:

@@ -1,9 +1,15 @@
 """The engine's whole interface to a profiler: one optional session object.
 
-When a session is installed (``install``), every ``grad``/``value_and_grad`` call tells it
-``start(tape, f)`` before running ``f`` and hands it the reverse pass:
-``backward(tape, acc, start)`` must run ``engine.tape.backward`` (timing it as it likes).
-With no session installed the engine pays one global lookup per gradient, nothing per primitive.
+When a :class:`Session` is installed (``install``), the engine calls it at three places:
+
+* ``start(tape, f)`` when ``grad``/``value_and_grad`` begins recording ``f`` on ``tape``;
+* ``numpy_call(name, kind, args, kwargs, run)`` when a NumPy function is dispatched (``kind``:
+  native, derived, imported or hand-written); it must return ``run(args, kwargs)``;
+* ``backward(tape, acc, start)`` for the reverse pass; it must run ``engine.tape.backward``
+  (timing it as it likes).
+
+With no session installed the engine pays one global lookup per gradient and per NumPy
+function call, nothing per primitive.
 """
 
 from __future__ import annotations
@@ -11,11 +17,26 @@ from __future__ import annotations
 _session = None
 
 
+class Session:
+    """The default behaviour of every hook; a profiler overrides what it measures."""
+
+    def start(self, tape, f) -> None:
+        pass
+
+    def numpy_call(self, name: str, kind: str, args: tuple, kwargs: dict, run):
+        return run(args, kwargs)
+
+    def backward(self, tape, acc, start: int) -> None:
+        from .tape import backward
+
+        backward(tape.nodes, acc, start)
+
+
 def current():
     return _session
 
 
-def install(session) -> None:
+def install(session: Session) -> None:
     global _session
     _session = session
 
