@@ -199,6 +199,18 @@ def apply(prim: Primitive, *args, **kwargs):
     return make_tracer(ans, len(nodes) - 1, tape)
 
 
+# Where each kind of node keeps the value it made (for a profiler counting the arrays a
+# forward pass allocates): pullback -> index in the node tuple. Nodes of other kinds made a
+# view, or nothing new. Rule modules add their own kinds with ``OUTPUT_AT[pb] = index``.
+OUTPUT_AT: dict = {}
+
+
+def output_of(node):
+    """The value a node made, if its kind records it (see OUTPUT_AT), else None."""
+    at = OUTPUT_AT.get(node[0])
+    return None if at is None else node[at]
+
+
 def record(tape: Tape, node: tuple, ans) -> Tracer:
     """Append a hand-built node (rules with their own pullback) and wrap its value."""
     nodes = tape.nodes
@@ -258,3 +270,6 @@ def sum_to_shape(c: np.ndarray, shape: tuple) -> np.ndarray:
     if axes:
         c = c.sum(axis=axes, keepdims=True)
     return c
+
+
+OUTPUT_AT.update({pb_unary: 3, pb_binary: 3, pb_general: 3})

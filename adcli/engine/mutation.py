@@ -24,7 +24,7 @@ import weakref
 import numpy as np
 
 from ..errors import TracingError, UnsupportedError
-from .core import Tracer, mixed_tapes, record, sum_to_shape
+from .core import OUTPUT_AT, Tracer, mixed_tapes, record, sum_to_shape
 from .where import user_location
 
 ndarray = np.ndarray
@@ -67,7 +67,9 @@ def getitem(x: Tracer, idx):
     idx, advanced, repeats = clean_index(idx)
     xv = x.value
     ans = xv[idx]
-    node = (_pb_getitem, x.idx, idx, np.shape(xv), getattr(xv, "dtype", np.float64), repeats)
+    # an advanced index makes a copy (an allocation, kept for the profiler); a basic one a view
+    made = ans if advanced else None
+    node = (_pb_getitem, x.idx, idx, np.shape(xv), getattr(xv, "dtype", np.float64), repeats, made)
     t = record(x.tape, node, ans)
     if not advanced and type(ans) is ndarray:
         from .rules_shape import viewing
@@ -77,7 +79,7 @@ def getitem(x: Tracer, idx):
 
 
 def _pb_getitem(node, g, acc):
-    _, p, idx, shape, dtype, repeats = node
+    _, p, idx, shape, dtype, repeats, _made = node
     buf = acc.buffer(p, shape, dtype)
     if repeats:
         np.add.at(buf, idx, g)  # x[[0, 0]]: both reads contribute
@@ -180,12 +182,13 @@ def setitem(t: Tracer, idx, v) -> None:
     temporary = v if isinstance(v, Tracer) and sys.getrefcount(v) <= _TEMPORARY_REFS else None
     _check_views(t, idx, advanced, "assignment", exclude=temporary)
     val = t.value
+    copied = None
     # In place only if this array owns its memory and nothing else references it (no saved
     # residual, no view, no caller); otherwise write into a copy (copy-on-write).
     if not (val.flags.owndata and val.flags.writeable) or sys.getrefcount(val) > _SOLE_OWNER_REFS:
-        val = val.copy()
+        val = copied = val.copy()
     val[idx] = vv
-    node = (_pb_setitem, t.idx, vp, idx, np.shape(vv), len(t.tape.nodes))
+    node = (_pb_setitem, t.idx, vp, idx, np.shape(vv), len(t.tape.nodes), copied)
     t.value = val
     new = record(t.tape, node, val)
     t.idx = new.idx
@@ -204,7 +207,7 @@ def _refuse_repeated(val, idx):
 
 
 def _pb_setitem(node, g, acc):
-    _, p_old, p_v, idx, vshape, me = node
+    _, p_old, p_v, idx, vshape, me, _copied = node
     if p_v is not None:
         gv = np.array(g[idx], copy=True)  # a copy: g[idx] may be a view we are about to zero
         if gv.shape != vshape:
@@ -248,3 +251,6 @@ def inplace(t: Tracer, op, other):
     _check_views(t, Ellipsis, False, "in-place operator")
     t.value, t.idx = new.value, new.idx
     return t
+
+
+OUTPUT_AT.update({_pb_getitem: 6, _pb_setitem: 6})

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedError
-from .core import Primitive, Tracer, apply, record, sum_to_shape, unbroadcast
+from .core import OUTPUT_AT, Primitive, Tracer, apply, record, sum_to_shape, unbroadcast
 from .registry import defnative
 
 ndarray = np.ndarray
@@ -170,7 +170,7 @@ def astype(x, dtype):
 
 # --- joining ---
 def _pb_concat(node, g, acc):
-    _, parents, bounds, axis = node
+    _, parents, bounds, axis, _ans = node
     for (k, p) in parents:
         sl = [slice(None)] * np.ndim(g)
         sl[axis] = slice(bounds[k], bounds[k + 1])
@@ -190,7 +190,7 @@ def _concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     bounds = np.concatenate([[0], np.cumsum([v.shape[axis] for v in vals])]).tolist()
     parents = tuple((k, a.idx) for k, a in enumerate(arrays) if isinstance(a, Tracer))
     tape = _one_tape(arrays)
-    return record(tape, (_pb_concat, parents, bounds, axis), ans)
+    return record(tape, (_pb_concat, parents, bounds, axis, ans), ans)
 
 
 def _one_tape(items):
@@ -271,7 +271,7 @@ def _sort_fwd(x, axis, kind):
 
 
 def _pb_sort(node, g, acc):
-    _, p, order, axis, shape, dtype = node
+    _, p, order, axis, shape, dtype, _ans = node
     c = np.zeros(shape, dtype)
     np.put_along_axis(c, order, g, axis=axis)
     acc.add(p, c)
@@ -284,7 +284,7 @@ def _sort(a, axis=-1, kind=None, order=None, *, stable=None):
         a, axis = np.ravel(a), -1
         x = a.value
     ans, idx = _sort_fwd(x, axis, "stable" if stable else kind)
-    return record(a.tape, (_pb_sort, a.idx, idx, axis, x.shape, x.dtype), ans)
+    return record(a.tape, (_pb_sort, a.idx, idx, axis, x.shape, x.dtype, ans), ans)
 
 
 # --- integer-valued functions of traced arrays: no gradient flows, results are plain ---
@@ -316,10 +316,13 @@ def constant_like(maker):
         if dt.kind != "f":
             return ans
         tape = prototype.tape
-        return record(tape, (_pb_const,), ans)
+        return record(tape, (_pb_const, ans), ans)
 
     return make
 
 
 for _f in (np.zeros_like, np.ones_like, np.empty_like, np.full_like):
     defnative(_f)(constant_like(_f))
+
+
+OUTPUT_AT.update({_pb_concat: 4, _pb_sort: 6, _pb_const: 1})
