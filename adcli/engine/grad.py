@@ -65,6 +65,8 @@ def value_and_grad(f: Callable, argnums: int | tuple = 0) -> Callable:
             value, grads = _reverse(f, tape, out, session)
         finally:
             tape.close(_escaped)
+            if session is not None:
+                session.finish(tape)
         results = []
         for leaves, unflatten, traced in inputs:
             new_leaves = [None if _passes_through(v) else v for v in leaves]

@@ -6,7 +6,8 @@ When a :class:`Session` is installed (``install``), the engine calls it at three
 * ``numpy_call(name, kind, args, kwargs, run)`` when a NumPy function is dispatched (``kind``:
   native, derived, imported or hand-written); it must return ``run(args, kwargs)``;
 * ``backward(tape, acc, start)`` for the reverse pass; it must run ``engine.tape.backward``
-  (timing it as it likes).
+  (timing it as it likes);
+* ``finish(tape)`` when the gradient computation ends, normally or by an exception.
 
 With no session installed the engine pays one global lookup per gradient and per NumPy
 function call, nothing per primitive.
@@ -30,6 +31,9 @@ class Session:
         from .tape import backward
 
         backward(tape.nodes, acc, start)
+
+    def finish(self, tape) -> None:
+        pass
 
 
 def current():

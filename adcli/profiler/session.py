@@ -1,0 +1,327 @@
+"""The profiling session: the engine's hook object while a program runs under ``adcli profile``.
+
+What it observes, and how:
+
+* user functions: ``sys.setprofile`` call/return events for frames whose file counts as the
+  user's code (include/exclude globs), only while a gradient is being recorded;
+* NumPy functions the engine dispatches: the ``numpy_call`` hook (which rule kind served it);
+* ufuncs and other primitives: not as calls (``sys.setprofile`` does not see ufuncs and there
+  are too many); each tape node is attributed to the innermost call open when it was recorded.
+
+Every signature node of the call tree collects calls, forward time (inclusive; self is derived),
+reverse time (timed per tape node in the reverse pass, attributed to its owner), primitive
+counts, and allocations: arrays the forward pass made (``core.OUTPUT_AT``) and arrays the reverse
+pass stored as cotangents or gradient buffers (views and in-place accumulation allocate nothing).
+"""
+
+from __future__ import annotations
+
+import copy
+import fnmatch
+import os
+import sys
+import time
+
+import numpy as np
+
+from ..engine import hooks
+from ..engine.core import output_of
+from ..engine.signature import call_signature, describe
+
+ndarray = np.ndarray
+_perf = time.perf_counter
+
+
+class CallNode:
+    """One signature at one place in the call tree (children keyed by signature id)."""
+
+    __slots__ = ("sig", "parent", "children", "calls", "fwd", "rev", "prims", "fwd_allocs", "fwd_bytes",
+                 "rev_allocs", "rev_bytes", "t0", "mark")
+
+    def __init__(self, sig, parent):
+        self.sig = sig
+        self.parent = parent
+        self.children: dict = {}
+        self.calls = 0
+        self.fwd = 0.0  # inclusive forward seconds
+        self.rev = 0.0  # self reverse seconds (pullbacks of nodes it owns)
+        self.prims = 0  # self primitive count
+        self.fwd_allocs = self.fwd_bytes = self.rev_allocs = self.rev_bytes = 0
+        self.t0 = 0.0
+        self.mark = 0
+
+    def child(self, sig) -> "CallNode":
+        node = self.children.get(sig.id)
+        if node is None:
+            node = self.children[sig.id] = CallNode(sig, self)
+        return node
+
+
+class Signature:
+    """A callable plus the concrete types of a call: the unit the advisor reasons about."""
+
+    __slots__ = ("id", "text", "function", "kind", "served", "location", "func", "sample", "sample_kwargs")
+
+    def __init__(self, id: int, text: str, function: str, kind: str, location: str):
+        self.id = id
+        self.text = text
+        self.function = function
+        self.kind = kind  # "numpy" or "user"
+        self.served: dict = {}  # rule kind -> calls
+        self.location = location
+        self.func = None  # the callable, for replays (never serialised)
+        self.sample = None  # the first call's arguments, copied (see Session.sample_limit)
+        self.sample_kwargs = None
+
+
+class _Grads(list):
+    """The accumulator's slots, counting arrays the reverse pass stores (not views, not the
+    cotangent a pullback just received and passed on)."""
+
+    __slots__ = ("session", "current")
+
+    def __setitem__(self, i, v):
+        if type(v) is ndarray and v.base is None and v is not self.current and v.size:
+            owner = self.session.owner_of(self.session.reverse_index)
+            owner.rev_allocs += 1
+            owner.rev_bytes += v.nbytes
+        list.__setitem__(self, i, v)
+
+
+class Session(hooks.Session):
+    """Collects the call tree of every gradient a program takes."""
+
+    def __init__(self, include=(), exclude=(), root_dir: str | None = None, sample_limit: int = 1_000_000):
+        self.root = CallNode(Signature(0, "<program>", "<program>", "root", ""), None)
+        self.signatures: dict = {}  # key -> Signature
+        self.by_id: dict = {0: self.root.sig}
+        self.stack: list = [self.root]
+        self.frames: list = []  # user frames open on the call stack, parallel to their nodes
+        self.tape = None
+        self.owner: list = []  # tape index -> CallNode that recorded it
+        self.gradients = 0
+        self.forward_s = self.reverse_s = 0.0
+        self.include = tuple(include)
+        self.exclude = tuple(exclude)
+        self.root_dir = os.path.abspath(root_dir) if root_dir else None
+        self.sample_limit = sample_limit
+        self._user_code: dict = {}
+        self._t_start = 0.0
+        self.reverse_index = 0
+
+    # --- which code is the user's ---
+    def is_user_code(self, code) -> bool:
+        hit = self._user_code.get(code)
+        if hit is None:
+            hit = self._user_code[code] = self._classify(code.co_filename)
+        return hit
+
+    def _classify(self, filename: str) -> bool:
+        if filename.startswith("<"):
+            return False
+        path = os.path.abspath(filename)
+        if any(fnmatch.fnmatch(path, g) or fnmatch.fnmatch(os.path.basename(path), g) for g in self.exclude):
+            return False
+        if self.include:
+            return any(fnmatch.fnmatch(path, g) or fnmatch.fnmatch(os.path.basename(path), g) for g in self.include)
+        from . import default_excluded
+
+        if default_excluded(path):
+            return False
+        return self.root_dir is None or path.startswith(self.root_dir + os.sep)
+
+    # --- engine hooks ---
+    def start(self, tape, f) -> None:
+        self.tape = tape
+        self.owner = []
+        self.gradients += 1
+        self._t_start = _perf()
+
+    def numpy_call(self, name, kind, args, kwargs, run):
+        if self.tape is None:
+            return run(args, kwargs)
+        text = f"{name}({call_signature(args, kwargs)})"
+        sig = self._signature(("numpy", text), text, name, "numpy", None)
+        if sig.func is None:
+            sig.func = _numpy_func(name)
+        node = self._enter(sig, args, kwargs)
+        sig.served[kind] = sig.served.get(kind, 0) + 1
+        try:
+            return run(args, kwargs)
+        finally:
+            self._exit(node)
+
+    def backward(self, tape, acc, start: int) -> None:
+        t_fwd = _perf()
+        self._flush(self.stack[-1])
+        self.forward_s += t_fwd - self._t_start
+        grads = _Grads(acc.grads)
+        grads.session = self
+        grads.current = None
+        acc.grads = grads
+        nodes = tape.nodes
+        owner = self.owner
+        try:
+            # The reverse pass of engine.tape.backward, with each pullback timed and charged to
+            # the call that recorded its node.
+            for i in range(start, -1, -1):
+                g = grads[i]
+                if g is None:
+                    continue
+                node = nodes[i]
+                if node is None:
+                    continue
+                list.__setitem__(grads, i, None)
+                grads.current = g
+                self.reverse_index = i
+                t0 = _perf()
+                node[0](node, g, acc)
+                owner[i].rev += _perf() - t0
+        finally:
+            acc.grads = list(grads)
+            self.reverse_s += _perf() - t_fwd
+            self.tape = None
+
+    def finish(self, tape) -> None:
+        """The gradient computation ended (also when ``f`` raised before its reverse pass)."""
+        if self.tape is tape:
+            self._flush(self.stack[-1])
+            self.tape = None
+
+    def owner_of(self, i: int) -> CallNode:
+        return self.owner[i] if i < len(self.owner) else self.root
+
+    # --- user functions, via sys.setprofile ---
+    def profile_hook(self, frame, event, arg):
+        if self.tape is None:
+            return
+        if event == "call":
+            code = frame.f_code
+            if self.is_user_code(code):
+                self._enter_user(frame, code)
+        elif event == "return" and self.frames and self.frames[-1] is frame:
+            self.frames.pop()
+            self._exit(self.stack[-1])
+
+    def _enter_user(self, frame, code) -> None:
+        names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+        local = frame.f_locals
+        args = tuple(local[n] for n in names if n in local)
+        qualname = getattr(code, "co_qualname", code.co_name)  # Python 3.10 has no co_qualname
+        text = f"{_module_name(frame)}.{qualname}({call_signature(args, {})})"
+        sig = self._signature(("user", code, text), text, f"{_module_name(frame)}.{qualname}", "user",
+                              f"{_short(code.co_filename)}:{code.co_firstlineno}")
+        if sig.func is None:
+            sig.func = _function_of(frame, code)
+        self.frames.append(frame)
+        self._enter(sig, args, {})
+        sig.served["derived"] = sig.served.get("derived", 0) + 1
+
+    # --- the call tree ---
+    def _signature(self, key, text, function, kind, location) -> Signature:
+        sig = self.signatures.get(key)
+        if sig is None:
+            sig = self.signatures[key] = Signature(len(self.by_id), text, function, kind, location or "")
+            self.by_id[sig.id] = sig
+        return sig
+
+    def _enter(self, sig: Signature, args, kwargs) -> CallNode:
+        parent = self.stack[-1]
+        self._flush(parent)
+        node = parent.child(sig)
+        node.calls += 1
+        if sig.sample is None:
+            sig.sample, sig.sample_kwargs = self._capture(args, kwargs)
+        self.stack.append(node)
+        node.t0 = _perf()
+        return node
+
+    def _exit(self, node: CallNode) -> None:
+        t1 = _perf()
+        self._flush(node)
+        node.fwd += t1 - node.t0
+        if self.stack and self.stack[-1] is node:
+            self.stack.pop()
+
+    def _flush(self, top: CallNode) -> None:
+        """Charge the tape nodes recorded since the last call event to ``top``."""
+        tape = self.tape
+        if tape is None:
+            return
+        nodes = tape.nodes
+        owner = self.owner
+        n, k = len(nodes), len(owner)
+        if n <= k:
+            return
+        owner.extend([top] * (n - k))
+        for node in nodes[k:n]:
+            if node is None:
+                continue
+            top.prims += 1
+            v = output_of(node)
+            if type(v) is ndarray and v.base is None:
+                top.fwd_allocs += 1
+                top.fwd_bytes += v.nbytes
+
+    def _capture(self, args, kwargs):
+        """A copy of a call's arguments (traced values by their plain value), or a marker when
+        they are too big to keep (``sample_limit`` elements in all)."""
+        from ..engine.grad import stop_gradient
+
+        try:
+            plain = stop_gradient(list(args))
+            plain_kw = stop_gradient(dict(kwargs))
+            size = sum(np.size(v) for v in _leaves(plain) + _leaves(plain_kw) if isinstance(v, (ndarray, np.generic)))
+            if size > self.sample_limit:
+                return "too-big", None
+            return copy.deepcopy(plain), copy.deepcopy(plain_kw)
+        except Exception:  # noqa: BLE001 - arguments that cannot be copied are simply not sampled
+            return "uncopyable", None
+
+
+def _leaves(x):
+    from ..engine.pytree import flatten
+
+    return flatten(x)[0]
+
+
+def _module_name(frame) -> str:
+    return frame.f_globals.get("__name__", "?")
+
+
+def _short(filename: str) -> str:
+    try:
+        rel = os.path.relpath(filename)
+    except ValueError:
+        return filename
+    return filename if rel.startswith("..") else rel
+
+
+def _function_of(frame, code):
+    """The function object running ``code`` (module-level functions and methods found by name)."""
+    f = frame.f_globals.get(code.co_name)
+    f = getattr(f, "__adcli_original__", f)
+    if getattr(f, "__code__", None) is code:
+        return f
+    return None
+
+
+def _numpy_func(name: str):
+    obj = np
+    for part in name.split(".")[1:]:
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
+def run_with_profile_hook(session: Session, fn):
+    """Run ``fn()`` with the session installed as the engine hook and as sys.setprofile."""
+    old = sys.getprofile()
+    hooks.install(session)
+    sys.setprofile(session.profile_hook)
+    try:
+        return fn()
+    finally:
+        sys.setprofile(old)
+        hooks.uninstall()
