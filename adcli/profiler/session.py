@@ -26,7 +26,7 @@ import numpy as np
 
 from ..engine import hooks
 from ..engine.core import output_of
-from ..engine.signature import call_signature, describe
+from ..engine.signature import call_signature
 
 ndarray = np.ndarray
 _perf = time.perf_counter
