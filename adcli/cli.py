@@ -65,6 +65,47 @@ def rules_show(name: str, fmt: str) -> None:
     click.echo(render_show(show_rule(name), fmt))
 
 
+@cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("-m", "module", metavar="MODULE", default=None, help="Run a module as a script, as `python -m`.")
+@click.option("-o", "--output", default="adcli-profile.json", show_default=True,
+              help="Where to write the profile (JSON, with the sample inputs in a sidecar .npz).")
+@click.option("--rules", "rules_files", multiple=True, type=click.Path(dir_okay=False),
+              help="A rules module to load first (repeatable).")
+@click.option("--include", multiple=True, metavar="GLOB",
+              help="Source files that count as your code (default: the script's folder, not the standard library or site-packages).")
+@click.option("--exclude", multiple=True, metavar="GLOB", help="Source files that do not count as your code.")
+@click.option("--top", default=10, show_default=True, help="Signatures in the printed summary.")
+@click.option("--sort", type=click.Choice(["time", "allocations"]), default="time", show_default=True,
+              help="Rank the summary by gradient time or by bytes allocated.")
+@click.option("--no-replay", is_flag=True, help="Skip the isolated replays (faster; no primal or import costs).")
+@click.option("--force", is_flag=True, help="Overwrite an existing output file.")
+@click.argument("script", required=False)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def profile(module, output, rules_files, include, exclude, top, sort, no_replay, force, script, args) -> None:
+    """Run SCRIPT (or -m MODULE) and profile every gradient it takes.
+
+    Options after SCRIPT belong to the script, as with cProfile and pyinstrument.
+    """
+    import sys as _sys
+
+    from .profiler.api import profile_program, report_error
+    from .render.progress import progress_callback
+    from .render.profile import render_summary
+
+    if module is None and script is None:
+        raise click.UsageError("give a SCRIPT to run, or -m MODULE")
+    target, argv = (module, ([script] if script else []) + list(args)) if module else (script, list(args))
+    with progress_callback() as progress:
+        data, run = profile_program(target, argv, module=module is not None, output=output, rules=rules_files,
+                                    include=include, exclude=exclude, replays=not no_replay, force=force,
+                                    progress=progress)
+    report_error(run)
+    click.echo(render_summary(data, top=top, sort=sort))
+    click.echo(f"profile written to {output}" + (" (partial)" if data.get("partial") else ""), err=True)
+    if run.exit_status:
+        _sys.exit(run.exit_status)
+
+
 def main() -> None:
     cli(prog_name="adcli")
 

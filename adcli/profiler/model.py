@@ -122,6 +122,9 @@ def _atomic(path: str, folder: str, write, binary: bool = False) -> None:
     try:
         with os.fdopen(fd, "wb" if binary else "w") as f:
             write(f)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual permissions
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -1,0 +1,116 @@
+"""Isolated replays: the costs the advisor ranks by, measured at the end of the profiled run.
+
+For each signature that covers most of the gradient time, its captured sample inputs are run
+again, with no profiler attached, until the timing is stable (median of repeats):
+
+* primal: the call without AD;
+* derived: one gradient through the call as the run served it (forward + reverse), the output
+  reduced with fixed random weights so every output element gets a cotangent;
+* every importable autograd rule for the callable: imported for the sample's exact signature,
+  verified against finite differences and the derived gradient on the sample, then timed.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..engine.grad import value_and_grad
+from ..engine.pytree import flatten
+from ..errors import AdcliError
+
+_perf = time.perf_counter
+
+
+def stable_median(fn, budget: float = 0.2, min_repeats: int = 5, max_repeats: int = 500) -> tuple[float, int]:
+    """Median seconds of ``fn()``: at least ``min_repeats`` runs, more until ``budget`` seconds
+    are spent or ``max_repeats`` reached."""
+    fn()  # warm caches
+    times = []
+    start = _perf()
+    while len(times) < max_repeats and (len(times) < min_repeats or _perf() - start < budget):
+        t0 = _perf()
+        fn()
+        times.append(_perf() - t0)
+    return float(np.median(times)), len(times)
+
+
+def choose(profile: dict, coverage: float = 0.95, limit: int = 12) -> list[dict]:
+    """The signatures worth replaying: by inclusive gradient time, until ``coverage`` of the
+    total is covered, at most ``limit``."""
+    sigs = sorted(profile["signatures"], key=lambda s: -(s["forward_s"] + s["reverse_s"]))
+    total = max(profile["totals"]["gradient_s"], 1e-12)
+    chosen, covered = [], 0.0
+    for s in sigs:
+        if len(chosen) >= limit or covered >= coverage * total:
+            break
+        chosen.append(s)
+        covered += s["self_forward_s"] + s["self_reverse_s"]
+    return chosen
+
+
+def _float_argnums(args) -> tuple:
+    return tuple(i for i, a in enumerate(args)
+                 if any(type(v) is float or (isinstance(v, (np.ndarray, np.floating)) and np.result_type(v).kind == "f")
+                        for v in flatten(a)[0]))
+
+
+def _weighted(fn, kwargs, weights):
+    def scalar(*a):
+        out = fn(*a, **kwargs)
+        return sum(np.sum(w * o) for w, o in zip(weights, flatten(out)[0]) if w is not None)
+
+    return scalar
+
+
+def replay(sig, budget: float = 0.2, seed: int = 0) -> dict:
+    """Measure one signature (a profiler Signature with ``func`` and ``sample``)."""
+    fn, args, kwargs = sig.func, sig.sample, sig.sample_kwargs or {}
+    if fn is None:
+        return {"error": "the callable could not be found again (a nested function or a method?)"}
+    if not isinstance(args, list):
+        return {"error": f"no sample inputs ({args or 'not captured'})"}
+    argnums = _float_argnums(args)
+    if not argnums:
+        return {"error": "no float argument to differentiate"}
+    rng = np.random.default_rng(seed)
+    out = fn(*args, **kwargs)
+    weights = [rng.standard_normal(np.shape(o)) if np.result_type(o).kind == "f" else None for o in flatten(out)[0]]
+    scalar = _weighted(fn, kwargs, weights)
+    primal_s, _ = stable_median(lambda: fn(*args, **kwargs), budget)
+    grad = value_and_grad(scalar, argnums)
+    derived_s, repeats = stable_median(lambda: grad(*args), budget)
+    result = {"primal_s": primal_s, "derived_s": derived_s, "ratio": derived_s / max(primal_s, 1e-12),
+              "repeats": repeats, "imports": []}
+    if sig.kind == "numpy":
+        result["imports"] = _imports(sig, fn, args, kwargs, scalar, argnums, budget)
+    return result
+
+
+def _imports(sig, fn, args, kwargs, scalar, argnums, budget) -> list[dict]:
+    from ..engine.signature import describe
+    from ..rules.autograd_catalog import find
+    from ..rules.autograd_import import import_rule, unimport
+
+    try:
+        entry = find(fn)
+    except AdcliError:
+        return []
+    name = f"autograd {entry.name}"
+    if entry.refusal:
+        return [{"rule": name, "rule_s": None, "agrees": None, "max_rel_diff": None, "error": entry.refusal}]
+    types = [describe(a) for a in args] + [f"{k}={describe(v)}" for k, v in sorted(kwargs.items())]
+    try:
+        rules = import_rule(fn, *types, example_args=tuple(args), example_kwargs=dict(kwargs))
+    except AdcliError as exc:
+        disagrees = "disagree" in str(exc)
+        return [{"rule": name, "rule_s": None, "agrees": False if disagrees else None, "max_rel_diff": None,
+                 "error": str(exc)}]
+    try:
+        grad = value_and_grad(scalar, argnums)
+        rule_s, _ = stable_median(lambda: grad(*args), budget)
+        return [{"rule": name, "rule_s": rule_s, "agrees": True, "max_rel_diff": None, "error": None,
+                 "verification": getattr(rules[0], "verification", "")}]
+    finally:
+        unimport(*rules)

@@ -1,0 +1,121 @@
+"""Run a user's program as ``__main__`` under a profiling session (as cProfile and pyinstrument do)."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import os
+import runpy
+import sys
+import traceback
+from dataclasses import dataclass
+
+from ..engine.registry import REGISTRY
+from ..errors import AdcliError
+from .session import Session, run_with_profile_hook
+
+
+@dataclass
+class RunResult:
+    exit_status: int = 0
+    interrupted: bool = False
+    error: str | None = None  # the formatted traceback of an uncaught exception
+
+
+class ScriptError(AdcliError):
+    """The program to profile cannot be found or read."""
+
+
+def load_rules(paths) -> None:
+    """Import each rules file (declaring its rules) before the program runs."""
+    for n, path in enumerate(paths):
+        if not os.path.isfile(path):
+            raise ScriptError(f"rules file {path} does not exist")
+        spec = importlib.util.spec_from_file_location(f"adcli_rules_{n}", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        try:
+            spec.loader.exec_module(module)
+        except SyntaxError as exc:
+            raise ScriptError(f"{path}:{exc.lineno}: syntax error in the rules file: {exc.msg}") from None
+
+
+def _script_code(path: str):
+    """Compile the script; top-level functions that have rules declared by name
+    (``"__main__:name"``) are made dispatch points, so those rules serve them."""
+    try:
+        with open(path, "rb") as f:
+            source = f.read()
+    except OSError as exc:
+        raise ScriptError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        tree = ast.parse(source, filename=path)
+    except SyntaxError as exc:
+        raise ScriptError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from None
+    ruled = {q for (m, q) in (k for k in REGISTRY if isinstance(k, tuple)) if m == "__main__"}
+    if ruled:
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in ruled:
+                deco = ast.Attribute(value=ast.Name(id="__adcli_rules__", ctx=ast.Load()), attr="dispatch", ctx=ast.Load())
+                node.decorator_list.insert(0, ast.copy_location(deco, node))
+        ast.fix_missing_locations(tree)
+    return compile(tree, path, "exec"), bool(ruled)
+
+
+def run_script(session: Session, path: str, argv: list) -> RunResult:
+    if not os.path.isfile(path):
+        raise ScriptError(f"no such script: {path}")
+    code, rewritten = _script_code(path)
+    globals_ = {"__name__": "__main__", "__file__": os.path.abspath(path), "__builtins__": __builtins__,
+                "__package__": None, "__spec__": None, "__doc__": None}
+    if rewritten:
+        import adcli.rules as rules_module
+
+        globals_["__adcli_rules__"] = rules_module
+    main_module = type(sys)("__main__")
+    main_module.__dict__.update(globals_)
+    return _run(session, lambda: exec(code, main_module.__dict__), [path, *argv],
+                os.path.dirname(os.path.abspath(path)), main_module)
+
+
+def run_module(session: Session, name: str, argv: list) -> RunResult:
+    if importlib.util.find_spec(name) is None:
+        raise ScriptError(f"no module named {name}")
+    return _run(session, lambda: runpy.run_module(name, run_name="__main__", alter_sys=True), [name, *argv], os.getcwd(), None)
+
+
+def _run(session: Session, body, argv: list, path0: str, main_module) -> RunResult:
+    saved_argv, saved_path0 = sys.argv, sys.path[0] if sys.path else None
+    saved_main = sys.modules.get("__main__")
+    sys.argv = list(argv)
+    sys.path.insert(0, path0)
+    if main_module is not None:
+        sys.modules["__main__"] = main_module
+    result = RunResult()
+    try:
+        run_with_profile_hook(session, body)
+    except SystemExit as exc:
+        code = exc.code
+        if code is None:
+            result.exit_status = 0
+        elif isinstance(code, int):
+            result.exit_status = code
+        else:
+            print(code, file=sys.stderr)
+            result.exit_status = 1
+    except KeyboardInterrupt:
+        result.interrupted = True
+        result.exit_status = 130
+    except BaseException:  # noqa: BLE001 - the program's own error: shown as Python would
+        result.error = traceback.format_exc()
+        result.exit_status = 1
+    finally:
+        sys.argv = saved_argv
+        if sys.path and sys.path[0] == path0:
+            sys.path.pop(0)
+        if saved_main is not None:
+            sys.modules["__main__"] = saved_main
+        elif main_module is not None:
+            sys.modules.pop("__main__", None)
+        del saved_path0
+    return result
