@@ -3,8 +3,9 @@
 When a :class:`Session` is installed (``install``), the engine calls it at three places:
 
 * ``start(tape, f)`` when ``grad``/``value_and_grad`` begins recording ``f`` on ``tape``;
-* ``numpy_call(name, kind, args, kwargs, run)`` when a NumPy function is dispatched (``kind``:
-  native, derived, imported or hand-written); it must return ``run(args, kwargs)``;
+* ``numpy_call(name, kind, args, kwargs, run, func=None)`` when a NumPy function is dispatched,
+  or a rule serves a user function's dispatch point (``kind``: native, derived, imported or
+  hand-written; ``func``: the user function); it must return ``run(args, kwargs)``;
 * ``backward(tape, acc, start)`` for the reverse pass; it must run ``engine.tape.backward``
   (timing it as it likes);
 * ``finish(tape)`` when the gradient computation ends, normally or by an exception.
@@ -24,7 +25,7 @@ class Session:
     def start(self, tape, f) -> None:
         pass
 
-    def numpy_call(self, name: str, kind: str, args: tuple, kwargs: dict, run):
+    def numpy_call(self, name: str, kind: str, args: tuple, kwargs: dict, run, func=None):
         return run(args, kwargs)
 
     def backward(self, tape, acc, start: int) -> None:

@@ -137,13 +137,14 @@ class Session(hooks.Session):
         self.gradients += 1
         self._t_start = _perf()
 
-    def numpy_call(self, name, kind, args, kwargs, run):
+    def numpy_call(self, name, kind, args, kwargs, run, func=None):
         if self.tape is None:
             return run(args, kwargs)
         text = f"{name}({call_signature(args, kwargs)})"
-        sig = self._signature(("numpy", text), text, name, "numpy", None)
+        where = "user" if func is not None else "numpy"
+        sig = self._signature((where, text), text, name, where, None)
         if sig.func is None:
-            sig.func = _numpy_func(name)
+            sig.func = func if func is not None else _numpy_func(name)
         node = self._enter(sig, args, kwargs)
         sig.served[kind] = sig.served.get(kind, 0) + 1
         try:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import sys
 
+from ..engine import hooks
 from ..engine.core import Tracer
 from ..engine.registry import REGISTRY
 from ..engine.signature import signature_key
@@ -52,6 +53,9 @@ def dispatch(func):
         if e is not None and e.by_signature and (_has_tracer(args) or _has_tracer(kwargs)):
             r = e.by_signature.get(signature_key(args, kwargs))
             if r is not None:
+                session = hooks._session
+                if session is not None:  # a profiler sees the call the rule served
+                    return session.numpy_call(e.name, r.source, args, kwargs, lambda a, k: r(*a, **k), func=func)
                 return r(*args, **kwargs)
         return func(*args, **kwargs)
 

@@ -1,0 +1,141 @@
+"""The profiler on programs with a known call structure, and on programs that misbehave."""
+
+import os
+
+import numpy as np
+import pytest
+
+from adcli.engine.registry import REGISTRY
+from adcli.profiler import model
+from adcli.profiler.api import NoGradientError, profile_program
+from adcli.profiler.runner import ScriptError
+
+SCRIPTS = os.path.join(os.path.dirname(__file__), "support", "scripts")
+
+
+def script(name):
+    return os.path.join(SCRIPTS, name)
+
+
+def by_function(profile, function):
+    return [s for s in profile["signatures"] if s["function"] == function]
+
+
+def run(tmp_path, name, *argv, **options):
+    out = str(tmp_path / "p.json")
+    data, result = profile_program(script(name), list(argv), output=out, replay_budget=0.02, **options)
+    return data, result, out
+
+
+def test_call_counts_are_exact(tmp_path):
+    data, result, out = run(tmp_path, "known_calls.py")
+    assert result.exit_status == 0 and data["totals"]["gradients"] == 2
+    [outer] = by_function(data, "__main__.outer")
+    [inner] = by_function(data, "__main__.inner")
+    [kron] = by_function(data, "numpy.kron")
+    assert (outer["calls"], inner["calls"], kron["calls"]) == (2, 6, 6)
+    assert outer["signature"] == "__main__.outer(f64[2d])"
+    assert kron["signature"] == "numpy.kron(f64[2d], f64[2d])" and kron["served_by"] == "derived"
+    # the tree: program -> outer -> inner -> kron
+    [o] = data["tree"]["children"]
+    [i] = o["children"]
+    assert o["sig"] == outer["id"] and i["sig"] == inner["id"] and i["calls"] == 6
+    assert kron["id"] in {c["sig"] for c in i["children"]}
+
+
+def test_self_times_add_up_to_the_total(tmp_path):
+    data, _, _ = run(tmp_path, "known_calls.py", replays=False)
+
+    def self_sum(node, key):
+        return node[f"self_{key}"] + sum(self_sum(c, key) for c in node["children"])
+
+    root = data["tree"]
+    for key in ("forward_s", "reverse_s"):
+        total = sum(c[key] for c in root["children"])
+        assert self_sum(root, key) - root[f"self_{key}"] == pytest.approx(total, rel=0.10)
+    assert data["totals"]["reverse_s"] >= root["children"][0]["reverse_s"]
+    assert sum(c["primitives"] for c in root["children"]) > 0
+
+
+def test_primitives_and_allocations_are_attributed(tmp_path):
+    data, _, _ = run(tmp_path, "known_calls.py", replays=False)
+    [inner] = by_function(data, "__main__.inner")
+    [outer] = by_function(data, "__main__.outer")
+    assert inner["primitives"] > 0 and outer["primitives"] >= inner["primitives"]
+    count, nbytes = inner["allocs"]["forward"]
+    assert count > 0 and nbytes >= 6 * 20 * 20 * 8  # six kron products of 20x20 float64 at least
+    assert inner["allocs"]["reverse"][0] > 0
+
+
+def test_replays_measure_derived_primal_and_imports(tmp_path):
+    data, _, out = run(tmp_path, "known_calls.py")
+    [kron] = by_function(data, "numpy.kron")
+    r = kron["replay"]
+    assert r["derived_s"] > 0 and r["primal_s"] > 0 and r["ratio"] == pytest.approx(r["derived_s"] / r["primal_s"])
+    [imp] = r["imports"]
+    assert imp["rule"] == "autograd numpy.kron" and imp["agrees"] is True and imp["rule_s"] > 0
+    # the sample inputs are saved and load without pickles
+    samples = model.load_samples(out)
+    key = kron["sample"]["args"][0]["array"]
+    assert samples[key].shape == (4, 5)
+    assert not any(k for k in REGISTRY.get(np.kron).by_signature)  # the replay removed its import
+
+
+def test_a_rule_that_serves_a_signature_is_shown(tmp_path):
+    data, _, _ = run(tmp_path, "with_rule.py", rules=(script("with_rule_rules.py"),))
+    [energy] = by_function(data, "__main__.energy")
+    assert energy["served_by"] == "hand-written"
+    assert energy["primitives"] == 1  # one rule node, not the derived body
+    from adcli.rules import unregister
+
+    unregister("__main__:energy")
+
+
+def test_script_arguments_reach_the_script(tmp_path, capsys):
+    data, result, _ = run(tmp_path, "argv.py", "--epochs", "3", "-v")
+    assert "ARGV ['--epochs', '3', '-v']" in capsys.readouterr().out
+    assert data["command"][1:] == ["--epochs", "3", "-v"]
+
+
+def test_a_script_that_raises_still_writes_its_profile(tmp_path):
+    data, result, out = run(tmp_path, "raises.py")
+    assert result.exit_status == 1 and "ValueError: boom from the script" in result.error
+    assert os.path.exists(out) and model.load(out)["exit_status"] == 1
+
+
+def test_sys_exit_in_the_script(tmp_path):
+    data, result, out = run(tmp_path, "exits.py")
+    assert result.exit_status == 3 and model.load(out)["exit_status"] == 3
+
+
+def test_interrupt_writes_a_partial_profile(tmp_path):
+    data, result, out = run(tmp_path, "interrupted.py")
+    assert result.interrupted and result.exit_status == 130
+    assert model.load(out)["partial"] is True
+
+
+def test_no_gradient_is_an_error_and_writes_nothing(tmp_path):
+    with pytest.raises(NoGradientError, match="took no gradient"):
+        run(tmp_path, "nograd.py")
+    assert not os.path.exists(tmp_path / "p.json") and not os.path.exists(tmp_path / "p.npz")
+
+
+def test_missing_script(tmp_path):
+    with pytest.raises(ScriptError, match="no such script"):
+        run(tmp_path, "does_not_exist.py")
+
+
+def test_unwritable_output_fails_before_running(tmp_path, capsys):
+    with pytest.raises(model.ProfileError, match="cannot write"):
+        profile_program(script("argv.py"), [], output=str(tmp_path / "missing" / "p.json"))
+    assert "ARGV" not in capsys.readouterr().out  # the script never ran
+
+
+def test_existing_output_needs_force(tmp_path):
+    out = tmp_path / "p.json"
+    out.write_text("precious")
+    with pytest.raises(model.ProfileError, match="--force"):
+        profile_program(script("argv.py"), [], output=str(out))
+    assert out.read_text() == "precious"
+    profile_program(script("argv.py"), [], output=str(out), force=True, replays=False)
+    assert model.load(str(out))["totals"]["gradients"] == 1
