@@ -2,7 +2,7 @@
 
 What it observes, and how:
 
-* user functions: ``sys.setprofile`` call/return events for frames whose file counts as the
+* user functions: ``sys.settrace`` call/return events for frames whose file counts as the
   user's code (include/exclude globs), only while a gradient is being recorded;
 * NumPy functions the engine dispatches: the ``numpy_call`` hook (which rule kind served it);
 * ufuncs and other primitives: not as calls (``sys.setprofile`` does not see ufuncs and there
@@ -192,17 +192,24 @@ class Session(hooks.Session):
     def owner_of(self, i: int) -> CallNode:
         return self.owner[i] if i < len(self.owner) else self.root
 
-    # --- user functions, via sys.setprofile ---
-    def profile_hook(self, frame, event, arg):
-        if self.tape is None:
-            return
-        if event == "call":
-            code = frame.f_code
-            if self.is_user_code(code):
-                self._enter_user(frame, code)
-        elif event == "return" and self.frames and self.frames[-1] is frame:
+    # --- user functions, via sys.settrace ---
+    # settrace rather than setprofile: its global hook sees only Python-level calls (not every
+    # C call NumPy makes), and frames that are not the user's get no further events at all.
+    def trace_call(self, frame, event, arg):
+        if event != "call" or self.tape is None:
+            return None
+        code = frame.f_code
+        if not self.is_user_code(code):
+            return None
+        self._enter_user(frame, code)
+        frame.f_trace_lines = False  # only the return event of this frame, no line events
+        return self.trace_return
+
+    def trace_return(self, frame, event, arg):
+        if event == "return" and self.frames and self.frames[-1] is frame:
             self.frames.pop()
             self._exit(self.stack[-1])
+        return self.trace_return
 
     def _enter_user(self, frame, code) -> None:
         names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
@@ -317,12 +324,12 @@ def _numpy_func(name: str):
 
 
 def run_with_profile_hook(session: Session, fn):
-    """Run ``fn()`` with the session installed as the engine hook and as sys.setprofile."""
-    old = sys.getprofile()
+    """Run ``fn()`` with the session installed as the engine hook and as the trace function."""
+    old = sys.gettrace()
     hooks.install(session)
-    sys.setprofile(session.profile_hook)
+    sys.settrace(session.trace_call)
     try:
         return fn()
     finally:
-        sys.setprofile(old)
+        sys.settrace(old)
         hooks.uninstall()
