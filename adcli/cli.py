@@ -72,7 +72,8 @@ def rules_show(name: str, fmt: str) -> None:
 @click.option("--rules", "rules_files", multiple=True, type=click.Path(dir_okay=False),
               help="A rules module to load first (repeatable).")
 @click.option("--include", multiple=True, metavar="GLOB",
-              help="Source files that count as your code (default: the script's folder, not the standard library or site-packages).")
+              help="Source files that count as your code "
+                   "(default: the script's folder, not the standard library or site-packages).")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Source files that do not count as your code.")
 @click.option("--top", default=10, show_default=True, help="Signatures in the printed summary.")
 @click.option("--sort", type=click.Choice(["time", "allocations"]), default="time", show_default=True,
@@ -89,8 +90,8 @@ def profile(module, output, rules_files, include, exclude, top, sort, no_replay,
     import sys as _sys
 
     from .profiler.api import profile_program, report_error
-    from .render.progress import progress_callback
     from .render.profile import render_summary
+    from .render.progress import progress_callback
 
     if module is None and script is None:
         raise click.UsageError("give a SCRIPT to run, or -m MODULE")

@@ -36,6 +36,10 @@ class Session:
     def finish(self, tape) -> None:
         pass
 
+    def recording(self) -> bool:
+        """Whether a gradient is being recorded now (dispatch points report only then)."""
+        return False
+
 
 def current():
     return _session

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ast
 import importlib.util
 import os
 import runpy
@@ -10,8 +9,8 @@ import sys
 import traceback
 from dataclasses import dataclass
 
-from ..engine.registry import REGISTRY
 from ..errors import AdcliError
+from .instrument import UserModuleFinder, installed, instrument
 from .session import Session, run_with_profile_hook
 
 
@@ -41,37 +40,24 @@ def load_rules(paths) -> None:
 
 
 def _script_code(path: str):
-    """Compile the script; top-level functions that have rules declared by name
-    (``"__main__:name"``) are made dispatch points, so those rules serve them."""
+    """Compile the script with every function a dispatch point (profiler/instrument.py)."""
     try:
         with open(path, "rb") as f:
             source = f.read()
     except OSError as exc:
         raise ScriptError(f"cannot read {path}: {exc.strerror or exc}") from None
     try:
-        tree = ast.parse(source, filename=path)
+        return instrument(source, path)
     except SyntaxError as exc:
         raise ScriptError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from None
-    ruled = {q for (m, q) in (k for k in REGISTRY if isinstance(k, tuple)) if m == "__main__"}
-    if ruled:
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in ruled:
-                deco = ast.Attribute(value=ast.Name(id="__adcli_rules__", ctx=ast.Load()), attr="dispatch", ctx=ast.Load())
-                node.decorator_list.insert(0, ast.copy_location(deco, node))
-        ast.fix_missing_locations(tree)
-    return compile(tree, path, "exec"), bool(ruled)
 
 
 def run_script(session: Session, path: str, argv: list) -> RunResult:
     if not os.path.isfile(path):
         raise ScriptError(f"no such script: {path}")
-    code, rewritten = _script_code(path)
+    code = _script_code(path)
     globals_ = {"__name__": "__main__", "__file__": os.path.abspath(path), "__builtins__": __builtins__,
                 "__package__": None, "__spec__": None, "__doc__": None}
-    if rewritten:
-        import adcli.rules as rules_module
-
-        globals_["__adcli_rules__"] = rules_module
     main_module = type(sys)("__main__")
     main_module.__dict__.update(globals_)
     return _run(session, lambda: exec(code, main_module.__dict__), [path, *argv],
@@ -93,7 +79,8 @@ def _run(session: Session, body, argv: list, path0: str, main_module) -> RunResu
         sys.modules["__main__"] = main_module
     result = RunResult()
     try:
-        run_with_profile_hook(session, body)
+        with installed(UserModuleFinder(session.is_user_path)):
+            run_with_profile_hook(session, body)
     except SystemExit as exc:
         code = exc.code
         if code is None:

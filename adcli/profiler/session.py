@@ -2,8 +2,8 @@
 
 What it observes, and how:
 
-* user functions: ``sys.settrace`` call/return events for frames whose file counts as the
-  user's code (include/exclude globs), only while a gradient is being recorded;
+* user functions: their dispatch points (profiler/instrument.py compiles the script and the
+  user's modules so that every function is one), only while a gradient is being recorded;
 * NumPy functions the engine dispatches: the ``numpy_call`` hook (which rule kind served it);
 * ufuncs and other primitives: not as calls (``sys.setprofile`` does not see ufuncs and there
   are too many); each tape node is attributed to the innermost call open when it was recorded.
@@ -19,7 +19,6 @@ from __future__ import annotations
 import copy
 import fnmatch
 import os
-import sys
 import time
 
 import numpy as np
@@ -96,7 +95,6 @@ class Session(hooks.Session):
         self.signatures: dict = {}  # key -> Signature
         self.by_id: dict = {0: self.root.sig}
         self.stack: list = [self.root]
-        self.frames: list = []  # user frames open on the call stack, parallel to their nodes
         self.tape = None
         self.owner: list = []  # tape index -> CallNode that recorded it
         self.gradients = 0
@@ -110,10 +108,10 @@ class Session(hooks.Session):
         self.reverse_index = 0
 
     # --- which code is the user's ---
-    def is_user_code(self, code) -> bool:
-        hit = self._user_code.get(code)
+    def is_user_path(self, filename: str) -> bool:
+        hit = self._user_code.get(filename)
         if hit is None:
-            hit = self._user_code[code] = self._classify(code.co_filename)
+            hit = self._user_code[filename] = self._classify(filename)
         return hit
 
     def _classify(self, filename: str) -> bool:
@@ -137,12 +135,15 @@ class Session(hooks.Session):
         self.gradients += 1
         self._t_start = _perf()
 
+    def recording(self) -> bool:
+        return self.tape is not None
+
     def numpy_call(self, name, kind, args, kwargs, run, func=None):
         if self.tape is None:
             return run(args, kwargs)
         text = f"{name}({call_signature(args, kwargs)})"
         where = "user" if func is not None else "numpy"
-        sig = self._signature((where, text), text, name, where, None)
+        sig = self._signature((where, text), text, name, where, _location(func) if func is not None else None)
         if sig.func is None:
             sig.func = func if func is not None else _numpy_func(name)
         node = self._enter(sig, args, kwargs)
@@ -191,39 +192,6 @@ class Session(hooks.Session):
 
     def owner_of(self, i: int) -> CallNode:
         return self.owner[i] if i < len(self.owner) else self.root
-
-    # --- user functions, via sys.settrace ---
-    # settrace rather than setprofile: its global hook sees only Python-level calls (not every
-    # C call NumPy makes), and frames that are not the user's get no further events at all.
-    def trace_call(self, frame, event, arg):
-        if event != "call" or self.tape is None:
-            return None
-        code = frame.f_code
-        if not self.is_user_code(code):
-            return None
-        self._enter_user(frame, code)
-        frame.f_trace_lines = False  # only the return event of this frame, no line events
-        return self.trace_return
-
-    def trace_return(self, frame, event, arg):
-        if event == "return" and self.frames and self.frames[-1] is frame:
-            self.frames.pop()
-            self._exit(self.stack[-1])
-        return self.trace_return
-
-    def _enter_user(self, frame, code) -> None:
-        names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
-        local = frame.f_locals
-        args = tuple(local[n] for n in names if n in local)
-        qualname = getattr(code, "co_qualname", code.co_name)  # Python 3.10 has no co_qualname
-        text = f"{_module_name(frame)}.{qualname}({call_signature(args, {})})"
-        sig = self._signature(("user", code, text), text, f"{_module_name(frame)}.{qualname}", "user",
-                              f"{_short(code.co_filename)}:{code.co_firstlineno}")
-        if sig.func is None:
-            sig.func = _function_of(frame, code)
-        self.frames.append(frame)
-        self._enter(sig, args, {})
-        sig.served["derived"] = sig.served.get("derived", 0) + 1
 
     # --- the call tree ---
     def _signature(self, key, text, function, kind, location) -> Signature:
@@ -305,13 +273,9 @@ def _short(filename: str) -> str:
     return filename if rel.startswith("..") else rel
 
 
-def _function_of(frame, code):
-    """The function object running ``code`` (module-level functions and methods found by name)."""
-    f = frame.f_globals.get(code.co_name)
-    f = getattr(f, "__adcli_original__", f)
-    if getattr(f, "__code__", None) is code:
-        return f
-    return None
+def _location(func) -> str:
+    code = getattr(func, "__code__", None)
+    return f"{_short(code.co_filename)}:{code.co_firstlineno}" if code is not None else ""
 
 
 def _numpy_func(name: str):
@@ -324,12 +288,9 @@ def _numpy_func(name: str):
 
 
 def run_with_profile_hook(session: Session, fn):
-    """Run ``fn()`` with the session installed as the engine hook and as the trace function."""
-    old = sys.gettrace()
+    """Run ``fn()`` with the session installed as the engine's hook."""
     hooks.install(session)
-    sys.settrace(session.trace_call)
     try:
         return fn()
     finally:
-        sys.settrace(old)
         hooks.uninstall()

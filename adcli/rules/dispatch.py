@@ -46,17 +46,21 @@ def dispatch(func):
     if getattr(func, "__adcli_original__", None) is not None:
         return func
     key = (func.__module__, func.__qualname__)
+    name = f"{func.__module__}.{func.__qualname__}"
 
     @functools.wraps(func)
     def dispatcher(*args, **kwargs):
+        rule = None
         e = REGISTRY.get(key)
         if e is not None and e.by_signature and (_has_tracer(args) or _has_tracer(kwargs)):
-            r = e.by_signature.get(signature_key(args, kwargs))
-            if r is not None:
-                session = hooks._session
-                if session is not None:  # a profiler sees the call the rule served
-                    return session.numpy_call(e.name, r.source, args, kwargs, lambda a, k: r(*a, **k), func=func)
-                return r(*args, **kwargs)
+            rule = e.by_signature.get(signature_key(args, kwargs))
+        session = hooks._session
+        if session is not None and session.recording():  # a profiler: the call joins its call tree
+            if rule is not None:
+                return session.numpy_call(name, rule.source, args, kwargs, lambda a, k: rule(*a, **k), func=func)
+            return session.numpy_call(name, "derived", args, kwargs, lambda a, k: func(*a, **k), func=func)
+        if rule is not None:
+            return rule(*args, **kwargs)
         return func(*args, **kwargs)
 
     dispatcher.__adcli_original__ = func
