@@ -96,10 +96,16 @@ def profile(module, output, rules_files, include, exclude, top, sort, no_replay,
     if module is None and script is None:
         raise click.UsageError("give a SCRIPT to run, or -m MODULE")
     target, argv = (module, ([script] if script else []) + list(args)) if module else (script, list(args))
-    with progress_callback() as progress:
-        data, run = profile_program(target, argv, module=module is not None, output=output, rules=rules_files,
-                                    include=include, exclude=exclude, replays=not no_replay, force=force,
-                                    progress=progress)
+    from .profiler.api import NoGradientError
+
+    try:
+        with progress_callback() as progress:
+            data, run = profile_program(target, argv, module=module is not None, output=output, rules=rules_files,
+                                        include=include, exclude=exclude, replays=not no_replay, force=force,
+                                        progress=progress)
+    except NoGradientError as exc:  # a finding about the program, not a usage error: status 1
+        click.echo(f"adcli: {exc}", err=True)
+        _sys.exit(1)
     report_error(run)
     click.echo(render_summary(data, top=top, sort=sort))
     click.echo(f"profile written to {output}" + (" (partial)" if data.get("partial") else ""), err=True)

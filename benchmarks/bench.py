@@ -416,6 +416,35 @@ def dispatch_scaling(budget: float) -> list[tuple[str, float]]:
     return [("1 rule registered", float(np.median(few))), ("1,000 more rules registered", float(np.median(many)))]
 
 
+def profiling_overhead(mods: dict, budget: float) -> list[tuple[str, float, float]]:
+    """(case, plain gradient s, profiled gradient s) per case: the profiled gradient runs the
+    case compiled as `adcli profile` compiles it (every function a dispatch point) with a
+    profiling session installed; the replays are not part of it (they are reported by
+    `adcli profile` itself as replay_s)."""
+    import types
+
+    from adcli.profiler.instrument import instrument
+    from adcli.profiler.session import Session, run_with_profile_hook
+
+    out = []
+    for name, mod in mods.items():
+        inst = types.ModuleType(mod.__name__)
+        inst.__file__ = mod.__file__
+        with open(mod.__file__, "rb") as f:
+            exec(instrument(f.read(), mod.__file__), inst.__dict__)
+        args = mod.inputs()
+        plain = adcli.value_and_grad(mod.f, argnums=mod.ARGNUMS)
+        profiled = adcli.value_and_grad(inst.f, argnums=inst.ARGNUMS)
+        session = Session(root_dir=os.path.dirname(mod.__file__))
+        run_with_profile_hook(session, lambda: profiled(*args))  # first calls: samples, signatures
+        p_times, q_times = [], []
+        for _ in range(5):  # interleaved, for the same reason as in overhead()
+            p_times.append(measure(lambda: plain(*args), budget / 10))
+            q_times.append(measure(lambda: run_with_profile_hook(session, lambda: profiled(*args)), budget / 10))
+        out.append((name, float(np.median(p_times)), float(np.median(q_times))))
+    return out
+
+
 # --- output -----------------------------------------------------------------------------------
 
 
@@ -559,6 +588,7 @@ def main(argv=None) -> int:
     p.add_argument("--jit-timeout", type=float, default=120.0,
                    help="seconds allowed for one case's jax.jit compilation and timing (default 120)")
     p.add_argument("--no-overhead", action="store_true", help="leave out adcli's per-primitive overhead")
+    p.add_argument("--no-profiler", action="store_true", help="leave out the profiling overhead per case")
     p.add_argument("--jit-worker", metavar="CASE", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     budget = a.budget if a.budget is not None else (0.05 if a.quick else 0.5)
@@ -588,6 +618,11 @@ def main(argv=None) -> int:
     print(render(rows, fws, a.format, ovh, header))
     if ovh:
         print(engine_section(ovh, pullback_math(budget), dispatch_scaling(budget), a.format))
+    if not a.no_profiler:
+        rows_p = profiling_overhead(mods, budget)
+        lines = ["", "profiling overhead (profiled gradient / plain gradient, replays excluded):"]
+        lines += [f"  {n}: {p * 1e3:.2f} ms -> {q * 1e3:.2f} ms  x{q / p:.2f}" for n, p, q in rows_p]
+        print("\n".join(("    " + ln) if (ln and a.format == "markdown") else ln for ln in lines))
     mismatches = [c.mismatch for r in rows for c in r.cells.values() if c.mismatch]
     if mismatches:
         print(f"\n{len(mismatches)} GRADIENT MISMATCH(ES): see above", file=sys.stderr)
