@@ -113,6 +113,11 @@ def profile(module, output, rules_files, include, exclude, top, sort, no_replay,
         _sys.exit(run.exit_status)
 
 
+from .cli_show import show  # noqa: E402  (the command lives in its own module)
+
+cli.add_command(show)
+
+
 def main() -> None:
     cli(prog_name="adcli")
 

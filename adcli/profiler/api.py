@@ -90,7 +90,7 @@ def _attach_samples(profile: dict, session: Session) -> dict:
         prefix = f"s{sig.id}"
         entry["sample"] = {
             "args": [_encode(a, f"{prefix}_a{i}", arrays) for i, a in enumerate(sig.sample)],
-            "kwargs": {k: _encode(v, f"{prefix}_k{k}", arrays) for k, v in (sig.sample_kwargs or {}).items()},
+            "kwargs": {k: _encode(v, f"{prefix}_k{j}", arrays) for j, (k, v) in enumerate((sig.sample_kwargs or {}).items())},
         }
     return arrays
 
@@ -106,7 +106,8 @@ def _encode(v, key: str, arrays: dict):
     if isinstance(v, (list, tuple)):
         return {type(v).__name__: [_encode(x, f"{key}_{i}", arrays) for i, x in enumerate(v)]}
     if isinstance(v, dict) and all(isinstance(k, str) for k in v):
-        return {"dict": {k: _encode(x, f"{key}_{k}", arrays) for k, x in v.items()}}
+        # keys by position, not by name: names could make two paths collide
+        return {"dict": {k: _encode(x, f"{key}_{j}", arrays) for j, (k, x) in enumerate(v.items())}}
     from ..engine.signature import describe
 
     return {"unsupported": describe(v)}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import zipfile
 from typing import Any
 
 import numpy as np
@@ -165,8 +166,11 @@ def load(path: str) -> dict:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        what = "truncated" if exc.pos >= len(text) - 1 else "corrupt"
+        # a file cut short ends without closing its outermost object
+        what = "truncated" if not text.rstrip().endswith("}") else "corrupt"
         raise ProfileError(f"{path} is not a valid profile ({what} JSON at line {exc.lineno}, column {exc.colno})") from None
+    except RecursionError:
+        raise ProfileError(f"{path} is not a valid profile (nested too deeply)") from None
     return validate(data, path)
 
 
@@ -174,13 +178,18 @@ def validate(data: Any, path: str = "profile") -> dict:
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
         raise ProfileError(f"{path} is not an adcli profile (no 'schema': '{SCHEMA}' field)")
     version = data.get("version")
-    if not isinstance(version, int):
-        raise ProfileError(f"{path}: 'version' must be an integer")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise ProfileError(f"{path}: 'version' must be a positive integer")
     if version > VERSION:
         raise ProfileError(f"{path} was written by a newer adcli (profile format {version}; this adcli reads up to {VERSION})")
     for key, kind in _REQUIRED.items():
         if not isinstance(data.get(key), kind):
             raise ProfileError(f"{path}: field {key!r} is missing or not a {kind.__name__}")
+    for key in ("gradients", "forward_s", "reverse_s", "gradient_s"):
+        if not _number(data["totals"].get(key)):
+            raise ProfileError(f"{path}: totals.{key} is missing or not a number")
+    if not isinstance(data.get("partial", False), bool):
+        raise ProfileError(f"{path}: 'partial' must be true or false")
     ids = set()
     for i, s in enumerate(data["signatures"]):
         if not isinstance(s, dict):
@@ -188,16 +197,33 @@ def validate(data: Any, path: str = "profile") -> dict:
         for key, kind in _SIG_FIELDS.items():
             if not isinstance(s.get(key), kind) or isinstance(s.get(key), bool):
                 raise ProfileError(f"{path}: signatures[{i}].{key} is missing or has the wrong type")
+        for key in ("allocs", "self_allocs"):
+            a = s.get(key, {"forward": [0, 0], "reverse": [0, 0]})
+            if not (isinstance(a, dict) and all(_pair(a.get(k)) for k in ("forward", "reverse"))):
+                raise ProfileError(f"{path}: signatures[{i}].{key} must hold forward and reverse [count, bytes] pairs")
+        for key in ("replay", "sample"):
+            if s.get(key) is not None and not isinstance(s[key], dict):
+                raise ProfileError(f"{path}: signatures[{i}].{key} must be an object or null")
         ids.add(s["id"])
     _check_tree(data["tree"], ids | {0}, path)
     return data
 
 
-def _check_tree(node, ids, path, depth=0):
-    if depth > 10_000 or not isinstance(node, dict) or node.get("sig") not in ids or not isinstance(node.get("children"), list):
-        raise ProfileError(f"{path}: the call tree is malformed")
-    for child in node["children"]:
-        _check_tree(child, ids, path, depth + 1)
+def _number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _pair(x) -> bool:
+    return isinstance(x, list) and len(x) == 2 and all(_number(v) for v in x)
+
+
+def _check_tree(root, ids, path):
+    stack = [root]  # iterative: a deep (or hostile) tree must not exhaust Python's stack
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict) or node.get("sig") not in ids or not isinstance(node.get("children"), list):
+            raise ProfileError(f"{path}: the call tree is malformed")
+        stack.extend(node["children"])
 
 
 def load_samples(path: str) -> dict:
@@ -208,5 +234,5 @@ def load_samples(path: str) -> dict:
     try:
         with np.load(npz, allow_pickle=False) as data:
             return {k: data[k] for k in data.files}
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
         raise ProfileError(f"cannot read the sample inputs {npz}: {exc}") from None

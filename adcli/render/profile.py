@@ -75,12 +75,12 @@ def _seconds(seconds) -> str:
 
 
 def _served(sig: dict) -> str:
-    """The rule kind that served most calls, plus the others when a signature was served several ways."""
+    """The rule kind that served most calls; "derived (3/4)" when others served the rest."""
     main = str(sig.get("served_by", ""))
     counts = sig.get("served_counts")
     if isinstance(counts, dict) and len(counts) > 1:
-        others = ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if k != main)
-        return f"{main} (+{others})"
+        total = sum(int(_num(v, 0)) for v in counts.values())
+        return f"{main} ({int(_num(counts.get(main), 0))}/{total})"
     return main
 
 
@@ -130,14 +130,20 @@ def _headline(profile: dict) -> str:
     line = (f"{_seconds(total)} in {n} gradient{'' if n == 1 else 's'} "
             f"(forward {_seconds(fwd)}, reverse {_seconds(rev)})")
     if profile.get("partial"):
+        # partial = the run or its replays were interrupted; the exit status says which part.
         status = profile.get("exit_status")
-        why = f"exited with status {status}" if isinstance(status, int) and status else "did not finish"
-        line += f" — PARTIAL: the program {why}"
+        code = f" (exit status {status})" if isinstance(status, int) and status else ""
+        line += f" — PARTIAL: interrupted{code}, the numbers cover only what ran"
     return line
 
 
 COLUMNS = ("#", "signature", "served by", "calls", "forward (ms)", "reverse (ms)", "primitives",
            "allocations", "primal (ms)", "AD ratio")
+
+
+# Short two-line headers in the terminal table: the signature column gets the width they save.
+_HEADS = ("#", "signature", "served\nby", "calls", "fwd\n(ms)", "rev\n(ms)", "prims", "allocs", "primal\n(ms)",
+          "AD\nratio")
 
 
 def _row(rank: int, sig: dict) -> list[str]:
@@ -161,19 +167,19 @@ def _console() -> Console:
     # keeps the columns from collapsing to rich's 80-column default.
     tty = os.isatty(1)
     plain = bool(os.environ.get("NO_COLOR")) or not tty
-    return Console(no_color=plain, color_system=None if plain else "auto", width=None if tty else 140,
-                   highlight=False, emoji=False)
+    return Console(no_color=plain, color_system=None if plain else "auto", force_terminal=tty or None,
+                   width=None if tty else 140, highlight=False, emoji=False)
 
 
 def render_summary(profile: dict, top: int = 10, sort: str = "time") -> str:
     rows = ranked(profile, top, sort)
     table = Table(title=f"Gradient time {_headline(profile)}", caption=_shown(profile, rows, sort),
                   title_justify="left", caption_justify="left")
-    for col in COLUMNS:
-        numeric = col not in ("signature", "served by")
-        # Units on a second header line: narrow numeric columns leave the signature room.
-        table.add_column(col.replace(" (", "\n("), justify="right" if numeric else "left",
-                         overflow="fold")
+    for col, head in zip(COLUMNS, _HEADS):
+        numeric = col not in ("signature", "allocations")
+        # Numbers never wrap; the signature takes what is left and wraps at its commas.
+        table.add_column(head, justify="left" if col in ("signature", "served by") else "right",
+                         no_wrap=numeric, overflow="fold", min_width=8 if col == "allocations" else None)
     for i, sig in enumerate(rows, 1):
         table.add_row(*_row(i, sig))
     console = _console()

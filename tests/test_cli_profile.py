@@ -1,0 +1,72 @@
+"""`adcli profile` end to end: click's runner and the real console script."""
+
+import os
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from adcli.cli import cli
+from adcli.profiler import model
+
+SCRIPTS = os.path.join(os.path.dirname(__file__), "support", "scripts")
+
+
+def script(name):
+    return os.path.join(SCRIPTS, name)
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, list(args))
+
+
+def test_profile_prints_a_summary_and_writes_the_profile(tmp_path):
+    out = str(tmp_path / "p.json")
+    res = invoke("profile", "-o", out, "--top", "5", script("known_calls.py"))
+    assert res.exit_code == 0, res.output
+    assert "__main__.outer(f64[2d])" in res.output and "numpy.kron" in res.output
+    data = model.load(out)
+    assert data["totals"]["gradients"] == 2 and os.path.exists(str(tmp_path / "p.npz"))
+    shown = invoke("show", out, "--format", "markdown")
+    assert shown.exit_code == 0 and "| " in shown.output and "numpy.kron" in shown.output
+
+
+def test_options_after_the_script_belong_to_the_script(tmp_path):
+    out = str(tmp_path / "p.json")
+    res = invoke("profile", "-o", out, "--no-replay", script("argv.py"), "-o", "theirs", "--top", "1")
+    assert res.exit_code == 0, res.output
+    assert "ARGV ['-o', 'theirs', '--top', '1']" in res.output
+
+
+def test_no_gradient_exits_1_and_writes_nothing(tmp_path):
+    out = str(tmp_path / "p.json")
+    res = invoke("profile", "-o", out, script("nograd.py"))
+    assert res.exit_code == 1 and "took no gradient" in res.output
+    assert not os.path.exists(out)
+
+
+def test_missing_script_exits_2():
+    res = invoke("profile", "no/such/script.py")
+    assert res.exit_code == 2 and "no such script" in res.output and "Traceback" not in res.output
+
+
+def test_unwritable_output_exits_2_before_running(tmp_path):
+    res = invoke("profile", "-o", str(tmp_path / "nope" / "p.json"), script("argv.py"))
+    assert res.exit_code == 2 and "cannot write" in res.output and "ARGV" not in res.output
+
+
+def test_a_failing_script_shows_its_traceback_and_keeps_the_profile(tmp_path):
+    out = str(tmp_path / "p.json")
+    res = invoke("profile", "-o", out, "--no-replay", script("raises.py"))
+    assert res.exit_code == 1
+    assert "ValueError: boom from the script" in res.output
+    assert model.load(out)["exit_status"] == 1
+
+
+def test_console_script_without_a_terminal(tmp_path):
+    env = {**os.environ, "NO_COLOR": "1"}
+    out = str(tmp_path / "p.json")
+    res = subprocess.run([sys.executable, "-m", "adcli", "profile", "-o", out, "--no-replay", script("known_calls.py")],
+                         capture_output=True, text=True, env=env, cwd=str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    assert "\x1b[" not in res.stdout and "numpy.kron" in res.stdout
