@@ -108,7 +108,8 @@ def profile(module, output, rules_files, include, exclude, top, sort, no_replay,
         _sys.exit(1)
     report_error(run)
     click.echo(render_summary(data, top=top, sort=sort))
-    click.echo(f"profile written to {output}" + (" (partial)" if data.get("partial") else ""), err=True)
+    replay = f"; replays took {data['replay_s']:.1f} s" if data.get("replay_s") else ""
+    click.echo(f"profile written to {output}" + (" (partial)" if data.get("partial") else "") + replay, err=True)
     if run.exit_status:
         _sys.exit(run.exit_status)
 

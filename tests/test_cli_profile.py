@@ -70,3 +70,15 @@ def test_console_script_without_a_terminal(tmp_path):
                          capture_output=True, text=True, env=env, cwd=str(tmp_path))
     assert res.returncode == 0, res.stderr
     assert "\x1b[" not in res.stdout and "numpy.kron" in res.stdout
+
+
+def test_profile_a_module_with_dash_m(tmp_path, monkeypatch):
+    (tmp_path / "mymodel.py").write_text(
+        "import numpy as np\nimport adcli\n\n\ndef loss(x):\n    return np.sum(np.tanh(x) ** 2)\n\n\n"
+        "if __name__ == '__main__':\n    adcli.grad(loss)(np.linspace(0, 1, 5))\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    res = invoke("profile", "-o", "p.json", "--no-replay", "-m", "mymodel")
+    assert res.exit_code == 0, res.output
+    data = model.load(str(tmp_path / "p.json"))
+    assert [s["signature"] for s in data["signatures"] if s["kind"] == "user"] == ["__main__.loss(f64[1d])"]

@@ -65,7 +65,14 @@ def run_script(session: Session, path: str, argv: list) -> RunResult:
 
 
 def run_module(session: Session, name: str, argv: list) -> RunResult:
-    if importlib.util.find_spec(name) is None:
+    sys.path.insert(0, os.getcwd())  # where `python -m` looks first
+    try:
+        found = importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        found = False
+    finally:
+        sys.path.pop(0)
+    if not found:
         raise ScriptError(f"no module named {name}")
     return _run(session, lambda: runpy.run_module(name, run_name="__main__", alter_sys=True), [name, *argv], os.getcwd(), None)
 
