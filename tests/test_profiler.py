@@ -139,3 +139,34 @@ def test_existing_output_needs_force(tmp_path):
     assert out.read_text() == "precious"
     profile_program(script("argv.py"), [], output=str(out), force=True, replays=False)
     assert model.load(str(out))["totals"]["gradients"] == 1
+
+
+def _forget_helper():
+    import sys
+
+    sys.modules.pop("adcli_helpermod_for_tests", None)
+
+
+def test_user_modules_next_to_the_script_are_profiled_unless_excluded(tmp_path):
+    _forget_helper()
+    data, _, _ = run(tmp_path, "uses_helper.py", replays=False)
+    assert [s["signature"] for s in by_function(data, "adcli_helpermod_for_tests.smooth")] == [
+        "adcli_helpermod_for_tests.smooth(f64[1d])"]
+    _forget_helper()
+    out = str(tmp_path / "q.json")
+    data, _ = profile_program(script("uses_helper.py"), [], output=out, replays=False,
+                              exclude=("*adcli_helpermod_for_tests.py",))
+    assert not by_function(data, "adcli_helpermod_for_tests.smooth")
+    _forget_helper()
+
+
+def test_interrupt_during_the_replays_writes_a_partial_profile(tmp_path, monkeypatch):
+    from adcli.profiler import replay
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(replay, "replay", interrupted)
+    data, result, out = run(tmp_path, "known_calls.py")
+    assert result.exit_status == 0
+    assert model.load(out)["partial"] is True
