@@ -45,8 +45,9 @@ def test_no_gradient_exits_1_and_writes_nothing(tmp_path):
     assert not os.path.exists(out)
 
 
-def test_missing_script_exits_2():
-    res = invoke("profile", "no/such/script.py")
+def test_missing_script_exits_2(tmp_path):
+    (tmp_path / "p.json").write_text("an existing output must not matter: the script is checked first")
+    res = invoke("profile", "-o", str(tmp_path / "p.json"), "no/such/script.py")
     assert res.exit_code == 2 and "no such script" in res.output and "Traceback" not in res.output
 
 

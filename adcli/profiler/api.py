@@ -12,7 +12,7 @@ import numpy as np
 from .. import __version__
 from ..errors import AdcliError
 from . import model, replay
-from .runner import RunResult, load_rules, run_module, run_script
+from .runner import RunResult, ScriptError, load_rules, run_module, run_script
 from .session import Session
 
 
@@ -30,6 +30,12 @@ def profile_program(target: str, argv: list, *, module: bool = False, output: st
     program raised, called sys.exit, or was interrupted (then it says ``partial``); a program
     that took no gradient raises NoGradientError and writes nothing.
     """
+    if module:
+        from .runner import find_module
+
+        find_module(target)
+    elif not os.path.isfile(target):
+        raise ScriptError(f"no such script: {target}")
     if os.path.exists(output) and not force:
         raise model.ProfileError(f"{output} exists; pass --force to overwrite it, or -o to write elsewhere")
     model.check_writable(output)

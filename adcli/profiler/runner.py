@@ -64,7 +64,8 @@ def run_script(session: Session, path: str, argv: list) -> RunResult:
                 os.path.dirname(os.path.abspath(path)), main_module)
 
 
-def run_module(session: Session, name: str, argv: list) -> RunResult:
+def find_module(name: str) -> None:
+    """Raise ScriptError unless ``python -m name`` would find the module."""
     sys.path.insert(0, os.getcwd())  # where `python -m` looks first
     try:
         found = importlib.util.find_spec(name) is not None
@@ -74,6 +75,10 @@ def run_module(session: Session, name: str, argv: list) -> RunResult:
         sys.path.pop(0)
     if not found:
         raise ScriptError(f"no module named {name}")
+
+
+def run_module(session: Session, name: str, argv: list) -> RunResult:
+    find_module(name)
     return _run(session, lambda: runpy.run_module(name, run_name="__main__", alter_sys=True), [name, *argv], os.getcwd(), None)
 
 
