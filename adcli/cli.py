@@ -114,6 +114,49 @@ def profile(module, output, rules_files, include, exclude, top, sort, no_replay,
         _sys.exit(run.exit_status)
 
 
+@cli.command()
+@click.argument("profiles", nargs=-1, type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
+@click.option("--sort", type=click.Choice(["saving", "time", "allocations"]), default="saving", show_default=True,
+              help="Rank by the saving of the suggested rule, by derived time, or by bytes allocated.")
+@click.option("--all", "show_all", is_flag=True, help="List keep-derived signatures too, with their reasons.")
+@click.option("--import-burden", type=float, default=None,
+              help="Least saving, as a share of the gradient time, worth importing a rule (default 0.02).")
+@click.option("--handwrite-burden", type=float, default=None,
+              help="Least saving, as a share of the gradient time, worth hand-writing a rule (default 0.10).")
+@click.option("--import-tolerance", type=float, default=None,
+              help="Advise against an import costing more than this multiple of a direct rule's estimate (default 1.5).")
+@click.option("--fallback-factor", type=float, default=None,
+              help="A hand-written rule's cost as a multiple of the primal when no import was measured (default 3).")
+def suggest(profiles, fmt, sort, show_all, import_burden, handwrite_burden, import_tolerance, fallback_factor) -> None:
+    """Advise, per signature, which rules to hand-write, import, or keep derived.
+
+    PROFILES default to adcli-profile.json; several are aggregated (which rules would serve
+    all these workloads). Thresholds also come from [tool.adcli] in pyproject.toml.
+    """
+    from .advisor import suggest as advise
+    from .advisor.config import thresholds
+    from .profiler.model import load
+    from .render.suggest import RENDERERS
+
+    th = thresholds({"import_burden": import_burden, "handwrite_burden": handwrite_burden,
+                     "import_tolerance": import_tolerance, "fallback_factor": fallback_factor})
+    loaded = [load(p) for p in (profiles or ("adcli-profile.json",))]
+    if not any(p["signatures"] for p in loaded):
+        raise click.ClickException("the profile is empty: it recorded no signature (did the program take a gradient?)")
+    suggestions, summary = advise(loaded, th, sort=sort)
+    if not summary["derived"]:
+        click.echo("nothing to suggest: every signature in the profile is already served by a rule "
+                   "(native, imported or hand-written), none is derived")
+        return
+    shown = suggestions if show_all else [s for s in suggestions if s.action != "keep-derived"]
+    if not shown and fmt != "json":
+        click.echo(f"nothing to suggest: no rule would save more than its burden "
+                   f"({summary['derived']} derived signature(s); --all lists them with their reasons)")
+        return
+    click.echo(RENDERERS[fmt](shown, summary))
+
+
 from .cli_show import show  # noqa: E402  (the command lives in its own module)
 
 cli.add_command(show)

@@ -31,6 +31,17 @@ def value_and_grad(f: Callable, argnums: int | tuple = 0) -> Callable:
     >>> adcli.value_and_grad(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0]))
     (np.float64(5.0), array([2., 4.]))
     """
+    return _differentiate(f, argnums, None)
+
+
+def vjp(f: Callable, argnums: int | tuple, cotangent: Any) -> Callable:
+    """Like value_and_grad for a function with any output: the reverse pass starts from
+    ``cotangent`` (a pytree of arrays shaped like the output) instead of 1.0. The profiler's
+    replays use it to time a call's own forward + reverse, with no reduction added."""
+    return _differentiate(f, argnums, cotangent)
+
+
+def _differentiate(f: Callable, argnums, cotangent) -> Callable:
     single = isinstance(argnums, int)
     nums = (argnums,) if single else tuple(argnums)
     if not nums or not all(isinstance(k, int) for k in nums):
@@ -62,7 +73,10 @@ def value_and_grad(f: Callable, argnums: int | tuple = 0) -> Callable:
             if session is not None:
                 session.start(tape, f)
             out = f(*args, **kwargs)
-            value, grads = _reverse(f, tape, out, session)
+            if cotangent is None:
+                value, grads = _reverse(f, tape, out, session)
+            else:
+                value, grads = _reverse_from(tape, out, cotangent, session)
         finally:
             tape.close(_escaped)
             if session is not None:
@@ -157,6 +171,29 @@ def _reverse(f, tape: Tape, out, session):
         session.backward(tape, acc, out.idx)
     else:
         backward(tape.nodes, acc, out.idx)
+    return value, acc
+
+
+def _reverse_from(tape: Tape, out, cotangent, session):
+    """The reverse pass seeded with ``cotangent`` at every traced leaf of the output."""
+    leaves, cots = flatten(out)[0], flatten(cotangent)[0]
+    if len(leaves) != len(cots):
+        raise GradInputError(f"the cotangent has {len(cots)} leaves, the output {len(leaves)}")
+    acc = Accumulator(len(tape.nodes))
+    start = -1
+    for leaf, c in zip(leaves, cots):
+        if isinstance(leaf, Tracer) and leaf.tape is tape and c is not None:
+            if np.shape(c) != np.shape(leaf.value):
+                raise GradInputError(f"a cotangent of shape {np.shape(c)} for an output of shape {np.shape(leaf.value)}")
+            acc.add(leaf.idx, c)
+            start = max(start, leaf.idx)
+    value = stop_gradient(out)
+    if start < 0:
+        return value, None
+    if session is not None:
+        session.backward(tape, acc, start)
+    else:
+        backward(tape.nodes, acc, start)
     return value, acc
 
 

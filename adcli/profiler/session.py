@@ -25,7 +25,7 @@ import numpy as np
 
 from ..engine import hooks
 from ..engine.core import output_of
-from ..engine.signature import call_signature
+from ..engine.signature import call_signature, describe
 
 ndarray = np.ndarray
 _perf = time.perf_counter
@@ -59,7 +59,8 @@ class CallNode:
 class Signature:
     """A callable plus the concrete types of a call: the unit the advisor reasons about."""
 
-    __slots__ = ("id", "text", "function", "kind", "served", "location", "func", "sample", "sample_kwargs")
+    __slots__ = ("id", "text", "function", "kind", "served", "location", "func", "sample", "sample_kwargs",
+                 "descriptors")
 
     def __init__(self, id: int, text: str, function: str, kind: str, location: str):
         self.id = id
@@ -71,6 +72,7 @@ class Signature:
         self.func = None  # the callable, for replays (never serialised)
         self.sample = None  # the first call's arguments, copied (see Session.sample_limit)
         self.sample_kwargs = None
+        self.descriptors = None  # the arguments' descriptors (a copy loses the layout)
 
 
 class _Grads(list):
@@ -208,6 +210,7 @@ class Session(hooks.Session):
         node.calls += 1
         if sig.sample is None:
             sig.sample, sig.sample_kwargs = self._capture(args, kwargs)
+            sig.descriptors = [describe(a) for a in args]
         self.stack.append(node)
         node.t0 = _perf()
         return node

@@ -1,0 +1,79 @@
+"""Thresholds: when a rule is worth its burden. From options and ``[tool.adcli]`` in pyproject.toml."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, fields
+
+from ..errors import AdcliError
+
+
+class ThresholdError(AdcliError):
+    """Thresholds that cannot hold together, or a malformed [tool.adcli] table."""
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """``import_burden`` / ``handwrite_burden``: the saving (as a share of the total gradient
+    time) below which importing / hand-writing a rule is not worth it. An import is the lighter
+    burden (a well-tested library rule), so its threshold must not exceed hand-writing's.
+    ``import_tolerance``: an import costing more than this multiple of the estimated cost of a
+    direct rule is advised against. ``fallback_factor``: the estimated cost of a hand-written
+    rule, as a multiple of the primal, when the profile has no measured import to calibrate on.
+    """
+
+    import_burden: float = 0.02
+    handwrite_burden: float = 0.10
+    import_tolerance: float = 1.5
+    fallback_factor: float = 3.0
+
+    def __post_init__(self):
+        for f in fields(self):
+            v = getattr(self, f.name)
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0:
+                raise ThresholdError(f"threshold {f.name} must be a non-negative number, not {v!r}")
+        if self.import_burden > self.handwrite_burden:
+            raise ThresholdError(
+                f"contradictory thresholds: import_burden {self.import_burden} exceeds handwrite_burden "
+                f"{self.handwrite_burden}, but importing a tested rule is the lighter burden"
+            )
+        if self.import_tolerance < 1.0:
+            raise ThresholdError(f"import_tolerance {self.import_tolerance} below 1 would refuse every import")
+        if self.fallback_factor < 1.0:
+            raise ThresholdError(f"fallback_factor {self.fallback_factor} below 1: a rule cannot be faster than its primal")
+
+
+def from_pyproject(start: str = ".") -> dict:
+    """``[tool.adcli]`` of the nearest pyproject.toml above ``start`` (empty if none)."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        return {}
+    folder = os.path.abspath(start)
+    while True:
+        path = os.path.join(folder, "pyproject.toml")
+        if os.path.isfile(path):
+            try:
+                with open(path, "rb") as f:
+                    table = tomllib.load(f).get("tool", {}).get("adcli", {})
+            except (OSError, tomllib.TOMLDecodeError) as exc:
+                raise ThresholdError(f"cannot read [tool.adcli] from {path}: {exc}") from None
+            if not isinstance(table, dict):
+                raise ThresholdError(f"{path}: [tool.adcli] must be a table")
+            known = {f.name for f in fields(Thresholds)}
+            unknown = sorted(set(table) - known)
+            if unknown:
+                raise ThresholdError(
+                    f"{path}: unknown [tool.adcli] key(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})"
+                )
+            return table
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return {}
+        folder = parent
+
+
+def thresholds(options: dict, start: str = ".") -> Thresholds:
+    """Options given on the command line win over pyproject.toml, which wins over defaults."""
+    merged = {**from_pyproject(start), **{k: v for k, v in options.items() if v is not None}}
+    return Thresholds(**merged)

@@ -1,0 +1,102 @@
+"""Per-signature costs from one or several profiles (aggregated by signature string)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Cost:
+    """What the profiles say about one signature. Times are seconds; ``*_per_call`` are
+    replay medians when ``measured`` else the profiled run's own (inflated) timing."""
+
+    signature: str
+    function: str
+    kind: str
+    served_by: str
+    calls: int = 0
+    gradient_s: float = 0.0  # inclusive forward + reverse time in the runs, summed
+    derived_per_call: float | None = None
+    primal_per_call: float | None = None
+    measured: bool = False
+    alloc_bytes: int = 0  # inclusive, forward + reverse, summed over calls
+    imports: list = field(default_factory=list)  # replay records of library rules
+    _weight: float = 0.0
+
+    @property
+    def alloc_per_call(self) -> float:
+        return self.alloc_bytes / self.calls if self.calls else 0.0
+
+    def best_import(self):
+        """The fastest importable rule that agreed with the derived gradient, or None."""
+        ok = [i for i in self.imports if i.get("agrees") is True and i.get("rule_s") is not None]
+        return min(ok, key=lambda i: i["rule_s"]) if ok else None
+
+    def disagreeing_imports(self) -> list:
+        return [i for i in self.imports if i.get("agrees") is False]
+
+
+def aggregate(profiles: list[dict]) -> tuple[dict, float]:
+    """Signature string -> Cost, and the total gradient time, over all ``profiles``."""
+    costs: dict = {}
+    total = 0.0
+    for p in profiles:
+        total += float(p["totals"]["gradient_s"])
+        for s in p["signatures"]:
+            c = costs.get(s["signature"])
+            if c is None:
+                c = costs[s["signature"]] = Cost(s["signature"], s["function"], s["kind"], s["served_by"])
+            c.calls += s["calls"]
+            c.gradient_s += s["forward_s"] + s["reverse_s"]
+            allocs = s.get("allocs") or {}
+            c.alloc_bytes += sum(int(v[1]) for v in allocs.values() if isinstance(v, list) and len(v) == 2)
+            replay = s.get("replay") or {}
+            if "derived_s" in replay and "primal_s" in replay:
+                # calls-weighted mean of the replayed per-call costs across profiles
+                w = max(s["calls"], 1)
+                for attr, key in (("derived_per_call", "derived_s"), ("primal_per_call", "primal_s")):
+                    old = getattr(c, attr) if c.measured else 0.0
+                    setattr(c, attr, (old * c._weight + replay[key] * w) / (c._weight + w))
+                c._weight += w
+                c.measured = True
+                c.imports += list(replay.get("imports") or [])
+    for c in costs.values():
+        if not c.measured and c.calls:
+            c.derived_per_call = c.gradient_s / c.calls
+    return costs, total
+
+
+def merged_tree(profiles: list[dict]) -> dict:
+    """The profiles' call trees merged by signature path: {signature: {"calls", "children"}}."""
+    root: dict = {"calls": 0, "children": {}}
+    for p in profiles:
+        names = {s["id"]: s["signature"] for s in p["signatures"]}
+        stack = [(p["tree"], root)]
+        while stack:
+            node, into = stack.pop()
+            for child in node["children"]:
+                name = names.get(child["sig"])
+                if name is None:
+                    continue
+                slot = into["children"].setdefault(name, {"calls": 0, "children": {}})
+                slot["calls"] += child["calls"]
+                stack.append((child, slot))
+    return root
+
+
+def calibrate(costs: dict, fallback: float) -> tuple[float, str]:
+    """The estimated cost of a hand-written rule as a multiple of its primal: the time-weighted
+    ratio of the imported rules measured in these profiles (sum of rule times over sum of
+    primal times, so tiny calls dominated by fixed overhead do not dominate), else ``fallback``."""
+    rule_s = primal_s = 0.0
+    n = 0
+    for c in costs.values():
+        best = c.best_import()
+        if best is not None and c.primal_per_call:
+            rule_s += best["rule_s"]
+            primal_s += c.primal_per_call
+            n += 1
+    if n and primal_s > 0:
+        factor = max(rule_s / primal_s, 1.0)
+        return factor, f"calibrated on {n} imported rule(s) measured in the profile(s): {factor:.1f}x the primal"
+    return fallback, f"no imported rule was measured, so the fallback factor {fallback:.1f}x the primal"
