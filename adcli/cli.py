@@ -143,7 +143,9 @@ def suggest(profiles, fmt, sort, show_all, import_burden, handwrite_burden, impo
                      "import_tolerance": import_tolerance, "fallback_factor": fallback_factor})
     loaded = [load(p) for p in (profiles or ("adcli-profile.json",))]
     if not any(p["signatures"] for p in loaded):
-        raise click.ClickException("the profile is empty: it recorded no signature (did the program take a gradient?)")
+        from .profiler.model import ProfileError
+
+        raise ProfileError("the profile is empty: it recorded no signature (did the program take a gradient?)")
     suggestions, summary = advise(loaded, th, sort=sort)
     if not summary["derived"]:
         click.echo("nothing to suggest: every signature in the profile is already served by a rule "

@@ -1,0 +1,180 @@
+"""The advisor on hand-built profiles: actions, thresholds, nesting, aggregation, the JSON contract."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from adcli.advisor import Thresholds, suggest
+from adcli.advisor.config import ThresholdError, thresholds
+from adcli.cli import cli
+from adcli.profiler import model
+
+CONTRACT = {"rank", "signature", "function", "action", "calls", "derived_s", "primal_s", "rule_s", "rule_measured",
+            "saving_s", "share", "allocs_derived_bytes", "allocs_rule_bytes", "reasons"}
+
+
+def sig(id, text, served="derived", calls=1, time=0.0, derived=None, primal=None, imports=(), kind="numpy", allocs=0):
+    replay = None if derived is None else {"derived_s": derived, "primal_s": primal, "ratio": derived / primal,
+                                           "repeats": 5, "imports": list(imports)}
+    return {"id": id, "signature": text, "function": text.split("(")[0], "kind": kind, "served_by": served,
+            "calls": calls, "forward_s": time / 2, "reverse_s": time / 2, "self_forward_s": 0.0, "self_reverse_s": 0.0,
+            "primitives": 1, "allocs": {"forward": [1, allocs], "reverse": [0, 0]}, "replay": replay, "sample": None}
+
+
+def imp(name, rule_s, agrees=True):
+    return {"rule": f"autograd {name}", "rule_s": rule_s, "agrees": agrees, "max_rel_diff": None, "error": None}
+
+
+def profile(sigs, tree, total):
+    return {"schema": "adcli-profile", "version": 1, "partial": False,
+            "totals": {"gradients": 1, "forward_s": total / 2, "reverse_s": total / 2, "gradient_s": total},
+            "signatures": sigs, "tree": tree}
+
+
+def node(id, calls=1, children=()):
+    return {"sig": id, "calls": calls, "children": list(children)}
+
+
+def by_sig(suggestions):
+    return {s.signature: s for s in suggestions}
+
+
+def test_import_when_a_verified_library_rule_saves_enough():
+    p = profile([sig(1, "numpy.kron(f64[2d], f64[2d])", calls=10, time=0.1, derived=0.01, primal=0.002,
+                     imports=[imp("numpy.kron", 0.004)])], node(0, 0, [node(1, 10)]), total=0.1)
+    [s], summary = suggest([p], Thresholds(fallback_factor=3.0))
+    assert s.action == "import" and s.rule_measured and s.rule_s == 0.004
+    assert s.saving_s == pytest.approx(10 * (0.01 - 0.004)) and s.share == pytest.approx(0.6)
+    assert "calibrated on 1 imported rule" in summary["factor_basis"] and summary["factor"] == pytest.approx(2.0)
+
+
+def test_hand_write_when_no_library_rule_exists_and_the_estimate_saves_enough():
+    p = profile([sig(1, "__main__.lml(f64[1d])", kind="user", calls=4, time=0.2, derived=0.05, primal=0.005)],
+                node(0, 0, [node(1, 4)]), total=0.2)
+    [s], summary = suggest([p], Thresholds(fallback_factor=3.0))
+    assert s.action == "hand-write" and not s.rule_measured
+    assert s.rule_s == pytest.approx(3.0 * 0.005)  # the fallback: no import was measured
+    assert any("estimated" in r for r in s.reasons)
+
+
+def test_an_import_far_costlier_than_a_direct_rule_is_advised_against():
+    # the classic `sum` case: the library rule costs far more than a direct rule would. The
+    # factor is calibrated on both imports: (2 ms + 0.2 ms) / (1 ms + 0.01 ms) = 2.18x primal.
+    sigs = [sig(1, "numpy.sum(f64[1d])", calls=100, time=0.1, derived=0.0005, primal=0.00001,
+                imports=[imp("numpy.sum", 0.0002)]),
+            sig(2, "numpy.linalg.solve(f64[2d], f64[2d])", served="native", calls=1, time=0.01, derived=0.003,
+                primal=0.001, imports=[imp("numpy.linalg.solve", 0.002)])]
+    p = profile(sigs, node(0, 0, [node(1, 100), node(2, 1)]), total=0.1)
+    suggestions, summary = suggest([p], Thresholds(import_tolerance=1.5))
+    assert summary["factor"] == pytest.approx(0.0022 / 0.00101)
+    [s] = [x for x in suggestions if x.signature == "numpy.sum(f64[1d])"]
+    assert s.action == "hand-write"
+    assert any("importing is not the best way" in r for r in s.reasons)
+    assert s.rule_s == pytest.approx(summary["factor"] * 0.00001)
+
+
+def test_disagreeing_import_is_reported_loudly_and_never_suggested():
+    p = profile([sig(1, "numpy.kron(f64[2d], f64[2d])", calls=10, time=0.1, derived=0.01, primal=0.002,
+                     imports=[imp("numpy.kron", 0.001, agrees=False)])], node(0, 0, [node(1, 10)]), total=0.1)
+    [s], _ = suggest([p])
+    assert s.action != "import"
+    assert any(r.startswith("WARNING") and "disagrees" in r for r in s.reasons)
+
+
+def test_a_rule_on_the_caller_makes_its_callees_moot():
+    sigs = [sig(1, "__main__.model(f64[1d])", kind="user", calls=1, time=1.0, derived=1.0, primal=0.1),
+            sig(2, "numpy.kron(f64[2d], f64[2d])", calls=5, time=0.5, derived=0.1, primal=0.01,
+                imports=[imp("numpy.kron", 0.03)])]
+    p = profile(sigs, node(0, 0, [node(1, 1, [node(2, 5)])]), total=1.0)
+    suggestions, _ = suggest([p], Thresholds(fallback_factor=3.0))
+    got = by_sig(suggestions)
+    model_s, kron_s = got["__main__.model(f64[1d])"], got["numpy.kron(f64[2d], f64[2d])"]
+    # hand-writing model saves 1.0 - 3.0 * 0.1 = 0.7 > importing kron (5 * 0.07 = 0.35): never both
+    assert model_s.action == "hand-write" and kron_s.action == "keep-derived"
+    assert any("its caller __main__.model(f64[1d])" in r for r in kron_s.reasons)
+
+
+def test_callees_win_when_their_rules_save_more_than_the_caller():
+    sigs = [sig(1, "__main__.model(f64[1d])", kind="user", calls=1, time=1.0, derived=1.0, primal=0.3),
+            sig(2, "numpy.kron(f64[2d], f64[2d])", calls=5, time=0.9, derived=0.18, primal=0.01,
+                imports=[imp("numpy.kron", 0.02)])]
+    p = profile(sigs, node(0, 0, [node(1, 1, [node(2, 5)])]), total=1.0)
+    got = by_sig(suggest([p], Thresholds(fallback_factor=3.0))[0])
+    assert got["numpy.kron(f64[2d], f64[2d])"].action == "import"
+    assert got["__main__.model(f64[1d])"].action == "keep-derived"
+
+
+def test_savings_below_the_burden_keep_the_derived_rule():
+    p = profile([sig(1, "numpy.kron(f64[2d], f64[2d])", calls=1, time=1.0, derived=0.011, primal=0.002,
+                     imports=[imp("numpy.kron", 0.010)])], node(0, 0, [node(1, 1)]), total=1.0)
+    [s], _ = suggest([p])
+    assert s.action == "keep-derived" and "below its burden threshold" in s.reasons[0]
+
+
+def test_several_profiles_are_aggregated():
+    def one(calls):
+        return profile([sig(1, "numpy.kron(f64[2d], f64[2d])", calls=calls, time=0.01 * calls, derived=0.01,
+                            primal=0.002, imports=[imp("numpy.kron", 0.004)])], node(0, 0, [node(1, calls)]),
+                       total=0.01 * calls)
+    [s], summary = suggest([one(2), one(3)])
+    assert s.calls == 5 and summary["profiles"] == 2
+    assert s.saving_s == pytest.approx(5 * 0.006)
+
+
+def test_sort_orders():
+    sigs = [sig(1, "a.f(f64[1d])", kind="user", calls=1, time=0.5, derived=0.5, primal=0.01, allocs=10),
+            sig(2, "a.g(f64[1d])", kind="user", calls=1, time=0.45, derived=0.45, primal=0.1, allocs=10_000)]
+    p = profile(sigs, node(0, 0, [node(1), node(2)]), total=1.0)
+    by_alloc = suggest([p], sort="allocations")[0]
+    assert [s.signature for s in by_alloc][0] == "a.g(f64[1d])"
+    by_saving = suggest([p], sort="saving")[0]
+    assert by_saving[0].signature == "a.f(f64[1d])" and by_saving[0].rank == 1
+
+
+def test_thresholds_validation_and_pyproject(tmp_path):
+    with pytest.raises(ThresholdError, match="contradictory"):
+        Thresholds(import_burden=0.5, handwrite_burden=0.1)
+    (tmp_path / "pyproject.toml").write_text("[tool.adcli]\nhandwrite_burden = 0.3\n")
+    assert thresholds({}, str(tmp_path)).handwrite_burden == 0.3
+    assert thresholds({"handwrite_burden": 0.2}, str(tmp_path)).handwrite_burden == 0.2  # options win
+    (tmp_path / "pyproject.toml").write_text("[tool.adcli]\nhandwrite_bruden = 0.3\n")
+    with pytest.raises(ThresholdError, match="unknown"):
+        thresholds({}, str(tmp_path))
+
+
+def save(tmp_path, p, name="p.json"):
+    path = str(tmp_path / name)
+    model.save(p, path, {})
+    return path
+
+
+def test_cli_json_contract(tmp_path):
+    p = profile([sig(1, "numpy.kron(f64[2d], f64[2d])", calls=10, time=0.1, derived=0.01, primal=0.002,
+                     imports=[imp("numpy.kron", 0.004)])], node(0, 0, [node(1, 10)]), total=0.1)
+    res = CliRunner().invoke(cli, ["suggest", save(tmp_path, p), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    [entry] = json.loads(res.output)
+    assert CONTRACT <= set(entry) and entry["action"] == "import" and entry["rank"] == 1
+
+
+def test_cli_nothing_derived_says_so(tmp_path):
+    p = profile([sig(1, "numpy.sum(f64[1d])", served="native", time=0.1, derived=0.01, primal=0.002)],
+                node(0, 0, [node(1)]), total=0.1)
+    res = CliRunner().invoke(cli, ["suggest", save(tmp_path, p)])
+    assert res.exit_code == 0 and "nothing to suggest" in res.output and "none is derived" in res.output
+
+
+def test_cli_bad_inputs_exit_2(tmp_path):
+    newer = profile([], node(0), total=0.1)
+    newer["version"] = 99
+    path = tmp_path / "new.json"
+    path.write_text(json.dumps(newer))
+    res = CliRunner().invoke(cli, ["suggest", str(path)])
+    assert res.exit_code == 2 and "newer adcli" in res.output and "Traceback" not in res.output
+    empty = save(tmp_path, profile([], node(0), total=0.0), "empty.json")
+    res = CliRunner().invoke(cli, ["suggest", empty])
+    assert res.exit_code != 0 and "empty" in res.output
+    p = save(tmp_path, profile([], node(0), total=0.0), "x.json")
+    res = CliRunner().invoke(cli, ["suggest", p, "--import-burden", "0.5", "--handwrite-burden", "0.1"])
+    assert res.exit_code == 2 and "contradictory" in res.output
