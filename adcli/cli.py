@@ -159,6 +159,126 @@ def suggest(profiles, fmt, sort, show_all, import_burden, handwrite_burden, impo
     click.echo(RENDERERS[fmt](shown, summary))
 
 
+@cli.command()
+@click.argument("profile", required=False, default="adcli-profile.json", type=click.Path(dir_okay=False))
+@click.option("-o", "--output", required=True, help="The rules module to write (a .py file).")
+@click.option("--top", type=int, default=None, help="Export only the N best suggestions.")
+@click.option("--only", type=click.Choice(["import", "hand-write"]), default=None, help="Export only one kind.")
+@click.option("--force", is_flag=True, help="Overwrite an existing output file.")
+def export(profile, output, top, only, force) -> None:
+    """Write the suggested rules as one Python module: finished imports, hand-write skeletons, tests."""
+    import os as _os
+
+    from . import __version__
+    from .advisor import suggest as advise
+    from .advisor.config import thresholds
+    from .profiler.model import ProfileError, _atomic, check_writable, load, load_samples
+    from .render.stubs import render_rules_module
+
+    if _os.path.exists(output) and not force:
+        raise ProfileError(f"{output} exists; pass --force to overwrite it")
+    check_writable(output)
+    data = load(profile)
+    suggestions, _ = advise([data], thresholds({}))
+    chosen = [s for s in suggestions if s.action != "keep-derived" and (only is None or s.action == only)]
+    chosen = chosen[:top] if top is not None else chosen
+    if not chosen:
+        click.echo("nothing to export: no import or hand-written rule is suggested (see `adcli suggest --all`)")
+        return
+    arrays = load_samples(profile)
+    samples = {s["signature"]: [_decode(a, arrays) for a in (s.get("sample") or {}).get("args", [])] or None
+               for s in data["signatures"]}
+    text = render_rules_module(chosen, samples, source=profile, module_file=_os.path.basename(output),
+                               profile_opt=f" --profile {profile}", version=__version__)
+    _atomic(output, _os.path.dirname(_os.path.abspath(output)), lambda f: f.write(text))
+    kinds = {k: sum(s.action == k for s in chosen) for k in ("import", "hand-write")}
+    click.echo(f"wrote {output}: {kinds['import']} import(s), {kinds['hand-write']} hand-written rule skeleton(s)")
+
+
+def _decode(entry, arrays):
+    if not isinstance(entry, dict):
+        return None
+    if "array" in entry:
+        return arrays.get(entry["array"])
+    return entry.get("value")
+
+
+@cli.command()
+@click.argument("rules_file", type=click.Path(dir_okay=False))
+@click.option("--profile", "profile_path", default=None, type=click.Path(dir_okay=False),
+              help="Check on this profile's sample inputs (and load its script's functions).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+def check(rules_file, profile_path, fmt) -> None:
+    """Check every rule RULES_FILE declares: gradient, agreement, speed and allocations.
+
+    Exit status 1 when a rule is wrong, crashes or is still a TODO; 0 otherwise.
+    """
+    import json as _json
+    import sys as _sys
+
+    from .rules.check import check_rules
+
+    results = check_rules(rules_file, profile_path)
+    if not results:
+        click.echo(f"{rules_file} declares no rule")
+        return
+    if fmt == "json":
+        click.echo(_json.dumps(results, indent=2))
+    else:
+        for r in results:
+            click.echo(f"{r['status'].upper():5s}  {r['rule']}  [{r['source']}]" + (f"  on {r['on']}" if r["on"] else ""))
+            for line in (r["report"] or "").splitlines():
+                click.echo(f"       {line}")
+    bad = [r for r in results if r["status"] != "ok"]
+    click.echo(f"{len(results) - len(bad)} of {len(results)} rule(s) ok", err=True)
+    if bad:
+        _sys.exit(1)
+
+
+@cli.command()
+@click.argument("before", type=click.Path(dir_okay=False))
+@click.argument("after", type=click.Path(dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
+def compare(before, after, fmt) -> None:
+    """Compare two profiles: per signature and in total, gradient time, allocations, who served it."""
+    import json as _json
+
+    from .profiler.compare import compare as diff
+    from .profiler.model import load
+
+    result = diff(load(before), load(after))
+    if fmt == "json":
+        click.echo(_json.dumps(result, indent=2))
+        return
+
+    def ms(v):
+        return "—" if v is None else f"{v * 1e3:.3f}"
+
+    def pct(v):
+        return "—" if v is None else f"{v:+.0%}"
+
+    head = ["signature", "before (ms)", "after (ms)", "change", "served before", "served after"]
+    rows = [[r["signature"], ms(r["before_s"]), ms(r["after_s"]), pct(r["change"]), r["before_served_by"] or "—",
+             r["after_served_by"] or "—"] for r in result["rows"]]
+    total = (f"total gradient time {ms(result['total_before_s'])} ms -> {ms(result['total_after_s'])} ms "
+             f"({pct(result['total_change'])})")
+    if fmt == "markdown":
+        lines = [f"**{total}**", "", "| " + " | ".join(head) + " |", "|---|---:|---:|---:|---|---|"]
+        lines += ["| `" + r[0].replace("|", "\\|") + "` | " + " | ".join(r[1:]) + " |" for r in rows]
+        click.echo("\n".join(lines))
+        return
+    from rich.table import Table
+
+    from .render.rules import _capture
+
+    table = Table(title=total, title_justify="left")
+    for i, h in enumerate(head):
+        table.add_column(h, justify="left" if i in (0, 4, 5) else "right")
+    for r in rows:
+        table.add_row(*r)
+    click.echo(_capture(table))
+
+
 from .cli_show import show  # noqa: E402  (the command lives in its own module)
 
 cli.add_command(show)

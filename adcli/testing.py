@@ -204,7 +204,9 @@ def _served_by(target, args, kwargs):
         from .engine.rules_elementwise import UFUNC_PRIMITIVES
 
         native = e.native is not None or key in UFUNC_PRIMITIVES
-        fallback = "native rule" if native else "derived rule" if e.derivation is not None else None
+        # a user function's fallback is its own body, run with tracers: its derived rule
+        derived = e.derivation is not None or isinstance(key, tuple)
+        fallback = "native rule" if native else "derived rule" if derived else None
         return rule, fallback
     from .engine.rules_elementwise import UFUNC_PRIMITIVES
 

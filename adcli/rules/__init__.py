@@ -7,7 +7,7 @@
 """
 
 from .declare import Rule, register, rule, rules_for, unregister
-from .dispatch import dispatch
+from .dispatch import dispatch, original
 
 
 def import_rule(target, *types, **options):
@@ -24,4 +24,4 @@ def catalog():
     return _catalog()
 
 
-__all__ = ["Rule", "rule", "register", "unregister", "rules_for", "dispatch", "import_rule", "catalog"]
+__all__ = ["Rule", "rule", "register", "unregister", "rules_for", "dispatch", "original", "import_rule", "catalog"]

@@ -79,3 +79,18 @@ def activate(key: tuple) -> bool:
     if getattr(func, "__adcli_original__", None) is None:
         module.__dict__[qualname] = dispatch(func)
     return True
+
+
+def original(name: str):
+    """The undecorated function ``"module:qualname"`` names, looked up when called (an exported
+    rule's forward pass for a script's function uses it: the script runs after the rules load)."""
+    module_name, _, qualname = name.partition(":")
+    module = sys.modules.get(module_name)
+    obj = module
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None) if obj is not None else None
+    if obj is None or not callable(obj):
+        from ..errors import RuleError
+
+        raise RuleError(f"cannot find {name}: is {module_name} loaded and does it define {qualname}?")
+    return getattr(obj, "__adcli_original__", obj)

@@ -1,0 +1,173 @@
+"""The rules module ``adcli export`` writes: finished imports, hand-write skeletons, ready tests.
+
+Everything taken from a profile is data: names become identifiers only through ``_ident``
+(letters, digits, underscores; never a keyword) and strings only through ``repr``.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+import textwrap
+
+import numpy as np
+
+_HEADER = '''"""Rules exported by adcli {version} from {source}.
+
+Imports are finished code, restricted to the concrete types the profile saw; each is verified
+against finite differences and adcli's derived rule when this module loads. Hand-written rules
+are skeletons: the forward pass is filled in, the pullback is a TODO that raises until you
+write it. Each rule has a test below; run them with `adcli check {module_file}{profile_opt}`.
+
+Use: `adcli profile --rules {module_file} SCRIPT`, or import this module before the code it
+serves. Rules for functions of the profiled script are declared by name ("__main__:name"):
+`adcli profile` and `adcli check` make the script's functions dispatch points (docs/rules.md).
+"""
+
+import adcli.rules
+import numpy as np
+from adcli.testing import check_rule
+
+PROFILE = {source!r}
+'''
+
+
+def _ident(text: str, taken: set) -> str:
+    base = re.sub(r"[^0-9A-Za-z_]+", "_", text).strip("_") or "rule"
+    if base[0].isdigit():
+        base = "r_" + base
+    if keyword.iskeyword(base):
+        base += "_"
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}_{n}", n + 1
+    taken.add(name)
+    return name
+
+
+def split_signature(text: str) -> tuple[str, list[str]]:
+    """``"numpy.kron(f64[2d], f64[2d])"`` -> ``("numpy.kron", ["f64[2d]", "f64[2d]"])``."""
+    open_at = text.index("(")
+    name, inner = text[:open_at], text[open_at + 1: -1]
+    parts, depth, cur = [], 0, ""
+    for ch in inner:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        parts.append(cur.strip())
+    return name, parts
+
+
+def _numpy_expr(name: str) -> str | None:
+    """``np.linalg.cholesky`` for ``numpy.linalg.cholesky`` if every part is a plain identifier
+    that resolves in NumPy, else None."""
+    parts = name.split(".")
+    if parts[0] != "numpy" or not all(p.isidentifier() and not keyword.iskeyword(p) for p in parts[1:]):
+        return None
+    obj = np
+    for p in parts[1:]:
+        obj = getattr(obj, p, None)
+        if obj is None:
+            return None
+    return "np." + ".".join(parts[1:])
+
+
+def _example(desc: str, sample) -> str | None:
+    """A Python expression for an argument of type ``desc``: the sample's shape when known."""
+    m = re.fullmatch(r"f(16|32|64)\[(\d+)d(?:,(F|strided))?\]", desc)
+    if m:
+        dtype = {"16": "np.float16", "32": "np.float32", "64": "np.float64"}[m.group(1)]
+        shape = tuple(sample.shape) if isinstance(sample, np.ndarray) and sample.ndim == int(m.group(2)) \
+            else (3,) * int(m.group(2))
+        expr = f"rng.standard_normal({shape!r}).astype({dtype})"
+        if m.group(3) == "F":
+            expr = f"np.asfortranarray({expr})"
+        elif m.group(3) == "strided":
+            big = tuple(2 * n for n in shape)
+            expr = f"rng.standard_normal({big!r}).astype({dtype})[{', '.join(['::2'] * len(shape))}]"
+        return expr
+    if desc in ("float", "f64"):
+        value = float(sample) if isinstance(sample, (int, float, np.floating)) else 0.5
+        return repr(value) if desc == "float" else f"np.float64({value!r})"
+    if desc == "int":
+        return repr(int(sample)) if isinstance(sample, (int, np.integer)) else "1"
+    if desc in ("bool", "None"):
+        return repr(sample) if desc == "bool" and isinstance(sample, bool) else "None"
+    return None
+
+
+def render_rules_module(suggestions, samples: dict, source: str, module_file: str, profile_opt: str,
+                        version: str) -> str:
+    """The module text. ``samples``: signature -> list of sample argument values (or None)."""
+    out = [_HEADER.format(version=version, source=source, module_file=module_file, profile_opt=profile_opt)]
+    taken: set = {"np", "adcli", "check_rule"}
+    for s in suggestions:
+        if s.action not in ("import", "hand-write"):
+            continue
+        name, descs = split_signature(s.signature)
+        positional = [d for d in descs if not re.match(r"^[A-Za-z_]\w*=", d)]
+        keywords = [d.split("=", 1) for d in descs if re.match(r"^[A-Za-z_]\w*=", d)]
+        types = ", ".join(repr(d) for d in descs)
+        numpy_expr = _numpy_expr(name)
+        is_user = not name.startswith("numpy.")
+        target = repr(_target_name(s.function)) if is_user else numpy_expr
+        if target is None:
+            out.append(f"\n# {s.rank}. {s.action} {s.signature!r}: not exported (the callable cannot be named here)\n")
+            continue
+        ident = _ident(s.function.rsplit(".", 1)[-1], taken)
+        why = textwrap.wrap("; ".join(s.reasons[:2]).replace("\n", " "), 84)
+        out.append(f"\n\n# {s.rank}. {s.action}: {s.signature}\n" + "".join(f"# {line}\n" for line in why))
+        params = [f"a{i}" for i in range(len(positional))] + [k for k, _ in keywords if k.isidentifier()]
+        call_args = ", ".join([f"a{i}" for i in range(len(positional))] + [f"{k}={k}" for k, _ in keywords])
+        if s.action == "import":
+            out.append(f"adcli.rules.import_rule({numpy_expr}, {types})\n")
+        else:
+            forward = f"adcli.rules.original({target})" if is_user else numpy_expr
+            cots = ", ".join(f"d_a{i}" for i in range(len(positional)))
+            out.append(
+                f"\n\n@adcli.rules.rule({target}, {types})\n"
+                f"def {ident}_rule({', '.join(params)}):\n"
+                f"    ans = {forward}({call_args})\n\n"
+                f"    def pullback(g):\n"
+                f"        # TODO: the cotangents ({cots}) of the arguments for the output cotangent g, each\n"
+                f"        # with its argument's shape and dtype (None for one that is not differentiable).\n"
+                f"        raise NotImplementedError({('TODO: write the pullback of ' + s.signature)!r})\n\n"
+                f"    return ans, pullback\n"
+            )
+        examples = [_example(d, v) for d, v in zip(positional, samples.get(s.signature) or [None] * len(positional))]
+        call = f"adcli.rules.dispatch(adcli.rules.original({target}))" if is_user else numpy_expr
+        out.append(f"\n\ndef test_{ident}():\n")
+        if any(e is None for e in examples):
+            missing = [d for d, e in zip(positional, examples) if e is None]
+            out.append(f"    # no example input for {', '.join(missing)}: pass arguments of the recorded types\n"
+                       f"    raise NotImplementedError({('example inputs needed for ' + s.signature)!r})\n")
+        else:
+            kw = ", ".join(f"{k!r}: {_example(d, None) or 'None'}" for k, d in keywords)
+            out.append(f"    rng = np.random.default_rng(0)\n"
+                       f"    args = ({', '.join(examples)}{',' if len(examples) == 1 else ''})\n"
+                       f"    print(check_rule({call}, *args{', kwargs={' + kw + '}' if keywords else ''}))\n")
+    return "".join(out)
+
+
+def _target_name(function: str) -> str:
+    """``"__main__.lml"`` -> ``"__main__:lml"``; other modules split at the longest importable prefix."""
+    if function.startswith("__main__."):
+        return "__main__:" + function[len("__main__."):]
+    import importlib.util
+
+    parts = function.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        module = ".".join(parts[:i])
+        try:
+            if importlib.util.find_spec(module) is not None:
+                return f"{module}:{'.'.join(parts[i:])}"
+        except (ImportError, ValueError):
+            continue
+    return f"{parts[0]}:{'.'.join(parts[1:])}"

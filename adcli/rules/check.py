@@ -1,0 +1,143 @@
+"""``adcli check RULES.py``: load a rules module and check every rule it declares."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import os
+import sys
+import traceback
+
+import numpy as np
+
+from ..engine.registry import REGISTRY
+from ..errors import AdcliError
+from .declare import Rule
+
+
+class RulesFileError(AdcliError):
+    """A rules file that cannot be loaded: missing, a syntax error, a target that cannot be found."""
+
+
+def _rules_snapshot() -> set:
+    return {id(r) for e in REGISTRY.values() for r in e.by_signature.values()}
+
+
+def load_script_definitions(script: str) -> None:
+    """Define the profiled script's functions as ``__main__`` without running its main block
+    (top-level ``if __name__ == "__main__":`` statements are left out), so that rules declared
+    for ``"__main__:name"`` find their functions."""
+    from ..profiler.instrument import instrument
+
+    with open(script, "rb") as f:
+        tree = ast.parse(f.read(), filename=script)
+    tree.body = [s for s in tree.body if not _is_main_guard(s)]
+    module = type(sys)("__main__")
+    module.__file__ = os.path.abspath(script)
+    code = instrument(ast.unparse(tree), script)
+    sys.modules["__main__"] = module
+    exec(code, module.__dict__)
+
+
+def _is_main_guard(stmt) -> bool:
+    return (isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare)
+            and isinstance(stmt.test.left, ast.Name) and stmt.test.left.id == "__name__"
+            and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in stmt.test.comparators))
+
+
+def load_rules_file(path: str):
+    """Import ``path``; return the module and the rules it declared."""
+    if not os.path.isfile(path):
+        raise RulesFileError(f"no rules file at {path}")
+    before = _rules_snapshot()
+    spec = importlib.util.spec_from_file_location(f"adcli_checked_{abs(hash(path))}", path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        raise RulesFileError(f"{exc.filename}:{exc.lineno}: syntax error: {exc.msg}") from None
+    except AdcliError as exc:
+        tb = traceback.extract_tb(exc.__traceback__)
+        line = next((f"{fr.filename}:{fr.lineno}" for fr in reversed(tb) if fr.filename == os.path.abspath(path)
+                     or fr.filename == path), path)
+        raise RulesFileError(f"{line}: {exc}") from None
+    declared = [r for e in REGISTRY.values() for r in e.by_signature.values() if id(r) not in before]
+    return module, declared
+
+
+def _callable_for(rule: Rule):
+    from .dispatch import dispatch, original
+
+    if isinstance(rule.target, tuple):
+        return dispatch(original(f"{rule.target[0]}:{rule.target[1]}"))
+    return rule.target
+
+
+def check_rules(path: str, profile: str | None = None, timing: bool = True) -> list[dict]:
+    """Check each rule ``path`` declares: on the profile's sample inputs for the rule's signature
+    when ``profile`` is given and has them, else by running the module's own ``test_*``
+    functions. Returns one result per rule: status ok / wrong / todo / error, and the report."""
+    from ..testing import GradientMismatch, check_rule
+
+    samples_by_sig: dict = {}
+    if profile is not None:
+        from ..profiler.model import load, load_samples
+
+        data = load(profile)
+        script = (data.get("command") or [None])[0]
+        if script and not script.startswith("-m ") and os.path.isfile(script):
+            load_script_definitions(script)
+        arrays = load_samples(profile)
+        for s in data["signatures"]:
+            sample = s.get("sample") or {}
+            args = [_decode(a, arrays) for a in sample.get("args", [])]
+            if args and all(a is not _MISSING for a in args):
+                samples_by_sig[s["signature"]] = args
+    module, declared = load_rules_file(path)
+    results = []
+    tests = {name: getattr(module, name) for name in dir(module) if name.startswith("test_")}
+    for rule in declared:
+        sig = rule.signature_string
+        args = samples_by_sig.get(sig)
+        try:
+            if args is not None:
+                report = check_rule(_callable_for(rule), *args, timing=timing)
+                results.append({"rule": sig, "source": rule.source, "status": "ok", "on": "profile samples",
+                                "report": str(report)})
+                continue
+            test = _test_for(rule, tests)
+            if test is None:
+                results.append({"rule": sig, "source": rule.source, "status": "error", "on": "",
+                                "report": "no sample inputs and no test_* function for it in the module"})
+                continue
+            test()
+            results.append({"rule": sig, "source": rule.source, "status": "ok", "on": f"{test.__name__}()", "report": ""})
+        except NotImplementedError as exc:
+            results.append({"rule": sig, "source": rule.source, "status": "todo", "on": "", "report": str(exc)})
+        except GradientMismatch as exc:
+            results.append({"rule": sig, "source": rule.source, "status": "wrong", "on": "", "report": str(exc)})
+        except Exception as exc:  # noqa: BLE001 - a rule that crashes is reported, not fatal to the check
+            results.append({"rule": sig, "source": rule.source, "status": "error", "on": "",
+                            "report": f"{type(exc).__name__}: {exc}"})
+    return results
+
+
+_MISSING = object()
+
+
+def _decode(entry, arrays):
+    if isinstance(entry, dict):
+        if "array" in entry:
+            return arrays.get(entry["array"], _MISSING)
+        if "value" in entry:
+            v = entry["value"]
+            return np.dtype(entry["dtype"]).type(v) if "dtype" in entry else v
+    return _MISSING
+
+
+def _test_for(rule: Rule, tests: dict):
+    """The module's test for a rule: test_<name> where <name> is the target's last name part."""
+    name = rule.target[1] if isinstance(rule.target, tuple) else getattr(rule.target, "__name__", "")
+    short = name.rsplit(".", 1)[-1]
+    candidates = [t for n, t in sorted(tests.items()) if n == f"test_{short}" or n.startswith(f"test_{short}_")]
+    return candidates[0] if len(candidates) == 1 else None
