@@ -100,3 +100,30 @@ def test_check_reports_a_rule_whose_target_cannot_be_found(tmp_path):
     bad.write_text("import adcli.rules\n\n\n@adcli.rules.rule(lambda x: x, 'f64[1d]')\ndef r(x):\n    pass\n")
     res = invoke("check", str(bad))
     assert res.exit_code == 2 and "lambda" in res.output and "Traceback" not in res.output
+
+
+def test_exported_import_is_finished_code_that_registers_a_verified_rule(tmp_path):
+    import importlib.util
+
+    import numpy as np
+
+    from adcli.rules import rules_for
+    from tests.test_advisor import imp, node, profile, sig
+
+    p = profile([sig(1, "numpy.outer(f64[1d], f64[1d])", calls=50, time=0.1, derived=0.002, primal=0.0002,
+                     imports=[imp("numpy.outer", 0.0005)])], node(0, 0, [node(1, 50)]), total=0.1)
+    path = str(tmp_path / "p.json")
+    model.save(p, path, {})
+    rules = str(tmp_path / "rules.py")
+    res = invoke("export", path, "-o", rules)
+    assert res.exit_code == 0 and "1 import(s)" in res.output
+    assert "adcli.rules.import_rule(np.outer, 'f64[1d]', 'f64[1d]')" in open(rules).read()
+    spec = importlib.util.spec_from_file_location("exported_rules", rules)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)  # importing verifies the rule (finite differences, agreement)
+        [rule] = rules_for(np.outer).values()
+        assert rule.source == "imported" and rule.verification.startswith("finite differences")
+        module.test_outer()  # its ready test passes
+    finally:
+        unregister(np.outer)

@@ -9,13 +9,13 @@ from rich.console import Console
 from rich.table import Table
 
 
-def _console() -> Console:
+def _console(width: int = 120) -> Console:
     # Plain text when not a terminal or NO_COLOR is set (rich honours NO_COLOR itself).
-    return Console(no_color=bool(os.environ.get("NO_COLOR")), width=120 if not os.isatty(1) else None)
+    return Console(no_color=bool(os.environ.get("NO_COLOR")), width=width if not os.isatty(1) else None)
 
 
-def _capture(renderable) -> str:
-    console = _console()
+def _capture(renderable, width: int = 120) -> str:
+    console = _console(width)
     with console.capture() as cap:
         console.print(renderable)
     return cap.get().rstrip()

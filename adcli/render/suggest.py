@@ -48,14 +48,14 @@ def _headline(summary) -> str:
 def render_table(suggestions, summary) -> str:
     table = Table(title=_headline(summary), title_justify="left")
     for i, c in enumerate(COLUMNS):
-        table.add_column(c, justify="left" if i in (1, 2) else "right", overflow="fold")
+        table.add_column(c, justify="left" if i in (1, 2) else "right", no_wrap=i in (1, 2))
     for row in _rows(suggestions):
         table.add_row(*row)
     reasons = []
     for s in suggestions:
         reasons.append(f"{s.rank}. {s.action} {s.signature}")
         reasons += [f"   - {r}" for r in s.reasons]
-    return _capture(table) + "\n" + "\n".join(reasons)
+    return _capture(table, width=160) + "\n" + "\n".join(reasons)
 
 
 def render_markdown(suggestions, summary) -> str:
