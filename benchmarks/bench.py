@@ -589,6 +589,8 @@ def main(argv=None) -> int:
                    help="seconds allowed for one case's jax.jit compilation and timing (default 120)")
     p.add_argument("--no-overhead", action="store_true", help="leave out adcli's per-primitive overhead")
     p.add_argument("--no-profiler", action="store_true", help="leave out the profiling overhead per case")
+    p.add_argument("--no-suggested", action="store_true",
+                   help="leave out the run with adcli's own suggested rules (predicted vs measured saving)")
     p.add_argument("--jit-worker", metavar="CASE", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     budget = a.budget if a.budget is not None else (0.05 if a.quick else 0.5)
@@ -618,6 +620,11 @@ def main(argv=None) -> int:
     print(render(rows, fws, a.format, ovh, header))
     if ovh:
         print(engine_section(ovh, pullback_math(budget), dispatch_scaling(budget), a.format))
+    if not a.no_suggested:
+        import suggested
+
+        print("\nadcli with its own suggested rules (profile -> suggest -> serve the case with the rules):")
+        print(suggested.render(suggested.run(mods, measure, budget), a.format))
     if not a.no_profiler:
         rows_p = profiling_overhead(mods, budget)
         lines = ["", "profiling overhead (profiled gradient / plain gradient, replays excluded):"]
