@@ -165,7 +165,9 @@ def suggest(profiles, fmt, sort, show_all, import_burden, handwrite_burden, impo
 @click.option("--top", type=int, default=None, help="Export only the N best suggestions.")
 @click.option("--only", type=click.Choice(["import", "hand-write"]), default=None, help="Export only one kind.")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
-def export(profile, output, top, only, force) -> None:
+@click.option("--import-burden", type=float, default=None, help="As for `adcli suggest`.")
+@click.option("--handwrite-burden", type=float, default=None, help="As for `adcli suggest`.")
+def export(profile, output, top, only, force, import_burden, handwrite_burden) -> None:
     """Write the suggested rules as one Python module: finished imports, hand-write skeletons, tests."""
     import os as _os
 
@@ -179,7 +181,7 @@ def export(profile, output, top, only, force) -> None:
         raise ProfileError(f"{output} exists; pass --force to overwrite it")
     check_writable(output)
     data = load(profile)
-    suggestions, _ = advise([data], thresholds({}))
+    suggestions, _ = advise([data], thresholds({"import_burden": import_burden, "handwrite_burden": handwrite_burden}))
     chosen = [s for s in suggestions if s.action != "keep-derived" and (only is None or s.action == only)]
     chosen = chosen[:top] if top is not None else chosen
     if not chosen:

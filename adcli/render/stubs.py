@@ -150,7 +150,8 @@ def render_rules_module(suggestions, samples: dict, source: str, module_file: st
                        f"    raise NotImplementedError({('example inputs needed for ' + s.signature)!r})\n")
         else:
             kw = ", ".join(f"{k!r}: {_example(d, None) or 'None'}" for k, d in keywords)
-            out.append(f"    rng = np.random.default_rng(0)\n"
+            uses_rng = any("rng." in e for e in examples)
+            out.append(("    rng = np.random.default_rng(0)\n" if uses_rng else "") +
                        f"    args = ({', '.join(examples)}{',' if len(examples) == 1 else ''})\n"
                        f"    print(check_rule({call}, *args{', kwargs={' + kw + '}' if keywords else ''}))\n")
     return "".join(out)

@@ -94,6 +94,17 @@ def check_rules(path: str, profile: str | None = None, timing: bool = True) -> l
             if args and all(a is not _MISSING for a in args):
                 samples_by_sig[s["signature"]] = args
     module, declared = load_rules_file(path)
+    for rule in declared:  # every user-function target must be found before anything is checked
+        if isinstance(rule.target, tuple):
+            from .dispatch import original
+
+            name = f"{rule.target[0]}:{rule.target[1]}"
+            try:
+                original(name)
+            except AdcliError:
+                hint = (" (a function of the profiled script: pass --profile PROFILE so its script is loaded)"
+                        if rule.target[0] == "__main__" else "")
+                raise RulesFileError(f"{path}: the target {name} of a rule cannot be found{hint}") from None
     results = []
     tests = {name: getattr(module, name) for name in dir(module) if name.startswith("test_")}
     for rule in declared:
