@@ -154,6 +154,10 @@ def suggest(profiles: list[dict], th: Thresholds | None = None, sort: str = "sav
                     considered = "; ".join(f"{o.action} {_ms(o.cost)}{'' if o.measured else ' (estimated)'}" for o in opts)
                     reasons.insert(0, f"no rule would be faster than the derived {_ms(c.derived_per_call)} per call "
                                       f"(considered: {considered})")
+                elif saving >= bestopt.burden:
+                    reasons.insert(0, f"a {bestopt.action} rule would save {_ms(saving)} per run ({saving / total:.0%}), "
+                                      "but the rules suggested for the calls inside it save more (one or the other, "
+                                      "never both)")
                 else:
                     reasons.insert(0, f"the best action ({bestopt.action}) would save {_ms(saving)} per run "
                                       f"({saving / total:.0%}), below its burden threshold of {bestopt.burden / total:.0%}")
