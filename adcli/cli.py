@@ -128,7 +128,10 @@ def profile(module, output, rules_files, include, exclude, top, sort, no_replay,
               help="Advise against an import costing more than this multiple of a direct rule's estimate (default 1.5).")
 @click.option("--fallback-factor", type=float, default=None,
               help="A hand-written rule's cost as a multiple of the primal when no import was measured (default 3).")
-def suggest(profiles, fmt, sort, show_all, import_burden, handwrite_burden, import_tolerance, fallback_factor) -> None:
+@click.option("--alloc-tolerance", type=float, default=None,
+              help="Advise against an import whose peak memory exceeds this multiple of a minimal direct rule's (default 2).")
+def suggest(profiles, fmt, sort, show_all, import_burden, handwrite_burden, import_tolerance, fallback_factor,
+            alloc_tolerance) -> None:
     """Advise, per signature, which rules to hand-write, import, or keep derived.
 
     PROFILES default to adcli-profile.json; several are aggregated (which rules would serve
@@ -140,7 +143,8 @@ def suggest(profiles, fmt, sort, show_all, import_burden, handwrite_burden, impo
     from .render.suggest import RENDERERS
 
     th = thresholds({"import_burden": import_burden, "handwrite_burden": handwrite_burden,
-                     "import_tolerance": import_tolerance, "fallback_factor": fallback_factor})
+                     "import_tolerance": import_tolerance, "fallback_factor": fallback_factor,
+                     "alloc_tolerance": alloc_tolerance})
     loaded = [load(p) for p in (profiles or ("adcli-profile.json",))]
     if not any(p["signatures"] for p in loaded):
         from .profiler.model import ProfileError
@@ -167,7 +171,9 @@ def suggest(profiles, fmt, sort, show_all, import_burden, handwrite_burden, impo
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 @click.option("--import-burden", type=float, default=None, help="As for `adcli suggest`.")
 @click.option("--handwrite-burden", type=float, default=None, help="As for `adcli suggest`.")
-def export(profile, output, top, only, force, import_burden, handwrite_burden) -> None:
+@click.option("--import-tolerance", type=float, default=None, help="As for `adcli suggest`.")
+@click.option("--alloc-tolerance", type=float, default=None, help="As for `adcli suggest`.")
+def export(profile, output, top, only, force, import_burden, handwrite_burden, import_tolerance, alloc_tolerance) -> None:
     """Write the suggested rules as one Python module: finished imports, hand-write skeletons, tests."""
     import os as _os
 
@@ -181,7 +187,8 @@ def export(profile, output, top, only, force, import_burden, handwrite_burden) -
         raise ProfileError(f"{output} exists; pass --force to overwrite it")
     check_writable(output)
     data = load(profile)
-    suggestions, _ = advise([data], thresholds({"import_burden": import_burden, "handwrite_burden": handwrite_burden}))
+    suggestions, _ = advise([data], thresholds({"import_burden": import_burden, "handwrite_burden": handwrite_burden,
+                                                "import_tolerance": import_tolerance, "alloc_tolerance": alloc_tolerance}))
     chosen = [s for s in suggestions if s.action != "keep-derived" and (only is None or s.action == only)]
     chosen = chosen[:top] if top is not None else chosen
     if not chosen:

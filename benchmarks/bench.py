@@ -589,6 +589,7 @@ def main(argv=None) -> int:
                    help="seconds allowed for one case's jax.jit compilation and timing (default 120)")
     p.add_argument("--no-overhead", action="store_true", help="leave out adcli's per-primitive overhead")
     p.add_argument("--no-profiler", action="store_true", help="leave out the profiling overhead per case")
+    p.add_argument("--no-peers", action="store_true", help="time adcli only (no autograd/torch/jax columns)")
     p.add_argument("--no-suggested", action="store_true",
                    help="leave out the run with adcli's own suggested rules (predicted vs measured saving)")
     p.add_argument("--jit-worker", metavar="CASE", help=argparse.SUPPRESS)
@@ -605,6 +606,8 @@ def main(argv=None) -> int:
             p.error(f"unknown case(s) {', '.join(unknown)}; the cases are: {', '.join(mods)}")
         mods = {n: mods[n] for n in wanted}
     fws = frameworks(use_jit=not a.no_jit, jit_timeout=a.jit_timeout)
+    if a.no_peers:
+        fws = [fw for fw in fws if fw.name == "adcli"]
 
     header = (
         f"Python {platform.python_version()}, NumPy {np.__version__}, "
@@ -623,8 +626,12 @@ def main(argv=None) -> int:
     if not a.no_suggested:
         import suggested
 
+        from adcli.advisor import Thresholds
+
         print("\nadcli with its own suggested rules (profile -> suggest -> serve the case with the rules):")
         print(suggested.render(suggested.run(mods, measure, budget), a.format))
+        print("\nimports only (no hand-written rule: handwrite_burden 1.0), to check predictions for imports:")
+        print(suggested.render(suggested.run(mods, measure, budget, Thresholds(handwrite_burden=1.0)), a.format))
     if not a.no_profiler:
         rows_p = profiling_overhead(mods, budget)
         lines = ["", "profiling overhead (profiled gradient / plain gradient, replays excluded):"]

@@ -53,7 +53,13 @@ def _large_single_block(x):
     return y, pullback
 
 
+def _low_rank_reconstruct(U, V):
+    # Y = sum_k outer(U[k], V[k]) = U.T @ V
+    return U.T @ V, lambda g: (V @ g.T, U @ g)
+
+
 REFERENCE = {
+    ("low_rank", "reconstruct"): _low_rank_reconstruct,
     ("_sum_1000", "f"): _sum_loop,
     ("_sum_sin_1000", "f"): _sum_sin_loop,
     ("naive_map_sin_cos_exp", "f"): _sin_cos_exp_sum,
@@ -75,7 +81,8 @@ def _instrumented(mod, name: str):
     return inst
 
 
-def run(mods: dict, measure, budget: float) -> list[dict]:
+def run(mods: dict, measure, budget: float, thresholds=None) -> list[dict]:
+    """One row per case; ``thresholds`` (advisor Thresholds) default to the advisor's own."""
     rows = []
     for case, mod in mods.items():
         with tempfile.TemporaryDirectory() as tmp:
@@ -85,7 +92,7 @@ def run(mods: dict, measure, budget: float) -> list[dict]:
 
             with contextlib.redirect_stdout(io.StringIO()):
                 profile, _ = profile_program(mod.__file__, [], output=out, replay_budget=0.1)
-        suggestions, _ = suggest([profile])
+        suggestions, _ = suggest([profile], thresholds)
         chosen = [s for s in suggestions if s.action != "keep-derived"]
         row = {"case": case, "suggested": [f"{s.action} {s.signature}" for s in chosen],
                "predicted_s": sum(s.saving_s for s in chosen), "derived_s": None, "with_rules_s": None, "note": ""}

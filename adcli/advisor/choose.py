@@ -57,26 +57,38 @@ class _Option:
     rule: str | None
     burden: float  # seconds per program run
     reasons: list
+    peak_bytes: int | None = None  # an import's measured peak memory per call
 
 
 def _options(c: Cost, factor: float, basis: str, th: Thresholds, total: float) -> tuple[list, list]:
     """The actions open to one derived signature, and reasons for those closed."""
     opts, notes = [], []
     D, P = c.derived_per_call, c.primal_per_call
-    hand = factor * P if P else None
+    # a hand-written rule: the measured floor of serving any rule for this call (the primal, one
+    # gradient array per argument, the engine's per-call cost) plus the rest of its work, scaled
+    # from the primal; without a measured floor, factor * P
+    if P and c.floor_s:
+        hand = c.floor_s + max(factor - 1.0, 0.0) * P
+    else:
+        hand = factor * P if P else None
     best = c.best_import()
     for bad in c.disagreeing_imports():
         notes.append(f"WARNING: {bad['rule']} disagrees with the derived gradient on the samples ({bad.get('error') or ''}); "
                      "one of them is wrong, so it is not suggested")
     if best is not None:
         R = best["rule_s"]
-        if hand is not None and R > th.import_tolerance * hand:
+        peak = best.get("rule_peak_bytes")
+        if isinstance(peak, int) and c.direct_bytes and peak > th.alloc_tolerance * c.direct_bytes:
+            notes.append(f"{best['rule']} allocates {_bytes(peak)} at peak per call, over {th.alloc_tolerance:g}x the "
+                         f"{_bytes(c.direct_bytes)} of the same gradient served by a minimal direct rule (its output and "
+                         "one gradient per argument): importing is not the best way")
+        elif hand is not None and R > th.import_tolerance * hand:
             notes.append(f"{best['rule']} is measured at {_ms(R)} per call, over {th.import_tolerance:g}x the "
                          f"{_ms(hand)} a direct rule is estimated to cost ({basis}): importing is not the best way")
         else:
             opts.append(_Option("import", R, True, best["rule"], th.import_burden * total,
                                 [f"{best['rule']} agrees with the derived gradient on the samples and measures "
-                                 f"{_ms(R)} per call against {_ms(D)} derived"]))
+                                 f"{_ms(R)} per call against {_ms(D)} derived"], peak if isinstance(peak, int) else None))
     elif not c.imports:
         notes.append("no library rule exists for this callable" if c.kind == "numpy" else
                      "a user function: no library rule can exist")
@@ -178,9 +190,17 @@ def _suggestion(c: Cost, action: str, opt, gain: float, total: float, reasons: l
         derived_s=c.derived_per_call, primal_s=c.primal_per_call,
         rule_s=None if opt is None else opt.cost, rule_measured=bool(opt and opt.measured),
         saving_s=gain, share=gain / total if total else 0.0,
-        allocs_derived_bytes=int(c.alloc_per_call), allocs_rule_bytes=None,
+        allocs_derived_bytes=int(c.alloc_per_call),
+        allocs_rule_bytes=None if opt is None else (opt.peak_bytes if opt.action == "import" else c.direct_bytes),
         reasons=reasons, rule=None if opt is None else opt.rule,
     )
+
+
+def _bytes(b: int) -> str:
+    for unit, size in (("MB", 1e6), ("kB", 1e3)):
+        if b >= size:
+            return f"{b / size:.1f} {unit}"
+    return f"{b} B"
 
 
 def _ms(s: float | None) -> str:

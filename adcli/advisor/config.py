@@ -18,7 +18,9 @@ class Thresholds:
     time) below which importing / hand-writing a rule is not worth it. An import is the lighter
     burden (a well-tested library rule), so its threshold must not exceed hand-writing's.
     ``import_tolerance``: an import costing more than this multiple of the estimated cost of a
-    direct rule is advised against. ``fallback_factor``: the estimated cost of a hand-written
+    direct rule is advised against; ``alloc_tolerance``: likewise for one whose peak memory is
+    more than this multiple of what a direct rule must allocate (its output and one gradient per
+    argument). ``fallback_factor``: the estimated cost of a hand-written
     rule, as a multiple of the primal, when the profile has no measured import to calibrate on.
     """
 
@@ -26,6 +28,7 @@ class Thresholds:
     handwrite_burden: float = 0.10
     import_tolerance: float = 1.5
     fallback_factor: float = 3.0
+    alloc_tolerance: float = 2.0
 
     def __post_init__(self):
         for f in fields(self):

@@ -21,6 +21,9 @@ class Cost:
     measured: bool = False
     alloc_bytes: int = 0  # inclusive, forward + reverse, summed over calls
     imports: list = field(default_factory=list)  # replay records of library rules
+    direct_bytes: int | None = None  # what a direct rule must allocate (output + gradients), per call
+    floor_s: float | None = None  # a minimal direct rule's time per call: the engine's floor
+    derived_peak_bytes: int | None = None
     _weight: float = 0.0
 
     @property
@@ -60,6 +63,12 @@ def aggregate(profiles: list[dict]) -> tuple[dict, float]:
                 c._weight += w
                 c.measured = True
                 c.imports += list(replay.get("imports") or [])
+                if isinstance(replay.get("direct_bytes_estimate"), int):
+                    c.direct_bytes = max(c.direct_bytes or 0, replay["direct_bytes_estimate"])
+                if isinstance(replay.get("direct_floor_s"), (int, float)):
+                    c.floor_s = max(c.floor_s or 0.0, float(replay["direct_floor_s"]))
+                if isinstance(replay.get("derived_peak_bytes"), int):
+                    c.derived_peak_bytes = max(c.derived_peak_bytes or 0, replay["derived_peak_bytes"])
     for c in costs.values():
         if not c.measured and c.calls:
             c.derived_per_call = c.gradient_s / c.calls
@@ -92,7 +101,9 @@ def calibrate(costs: dict, fallback: float) -> tuple[float, str]:
     n = 0
     for c in costs.values():
         best = c.best_import()
-        if best is not None and c.primal_per_call:
+        # calls under 20 µs are dominated by the engine's fixed per-call cost, which says
+        # nothing about how a rule's work scales with its primal: left out of the calibration
+        if best is not None and c.primal_per_call and c.primal_per_call >= 20e-6:
             rule_s += best["rule_s"]
             primal_s += c.primal_per_call
             n += 1

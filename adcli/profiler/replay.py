@@ -78,10 +78,57 @@ def replay(sig, budget: float = 0.2, seed: int = 0) -> dict:
     grad = vjp(lambda *a: fn(*a, **kwargs), argnums, cotangent)
     derived_s, repeats = stable_median(lambda: grad(*args), budget)
     result = {"primal_s": primal_s, "derived_s": derived_s, "ratio": derived_s / max(primal_s, 1e-12),
-              "repeats": repeats, "imports": []}
+              "repeats": repeats, "derived_peak_bytes": peak_bytes(lambda: grad(*args)), "imports": []}
+    floor = _direct_floor(sig, fn, args, kwargs, argnums, grad, budget)
+    if floor is not None:
+        result["direct_bytes_estimate"], result["direct_floor_s"] = floor
     if sig.kind == "numpy":
         result["imports"] = _imports(sig, fn, args, kwargs, grad, argnums, budget)
     return result
+
+
+def _direct_floor(sig, fn, args, kwargs, argnums, grad, budget):
+    """(peak bytes, seconds) of the same gradient served by the least a direct rule can do: the
+    primal, and one new gradient array per argument (zeros). The engine's own per-call cost is
+    in both, so an import can be compared with it like for like, and a hand-written rule's cost
+    is estimated on top of it. None for a user function (its rules are served through dispatch
+    points, which the replay does not rebuild)."""
+    if sig.kind != "numpy":
+        return None
+    from ..engine.signature import describe
+    from ..rules.declare import register, unregister
+
+    def minimal(*a, **k):
+        return fn(*a, **k), lambda g: tuple(np.zeros_like(v) if i in argnums else None for i, v in enumerate(a))
+
+    types = [describe(a) for a in args] + [f"{k}={describe(v)}" for k, v in sorted(kwargs.items())]
+    try:
+        rules = register(fn, types, minimal, source="hand-written", origin="adcli replay: allocation baseline")
+    except AdcliError:
+        return None  # a rule for this signature exists already (loaded with --rules)
+    try:
+        seconds, _ = stable_median(lambda: grad(*args), budget)
+        return peak_bytes(lambda: grad(*args)), seconds
+    finally:
+        unregister(fn, types)
+        del rules
+
+
+def peak_bytes(fn) -> int:
+    """Peak memory ``fn()`` allocates above what was live before it (tracemalloc)."""
+    import tracemalloc
+
+    was = tracemalloc.is_tracing()
+    if not was:
+        tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        fn()
+        return int(max(tracemalloc.get_traced_memory()[1] - base, 0))
+    finally:
+        if not was:
+            tracemalloc.stop()
 
 
 def with_layout(a, descriptor):
@@ -121,6 +168,7 @@ def _imports(sig, fn, args, kwargs, grad, argnums, budget) -> list[dict]:
     try:
         rule_s, _ = stable_median(lambda: grad(*args), budget)  # the same vjp, now served by the import
         return [{"rule": name, "rule_s": rule_s, "agrees": True, "max_rel_diff": None, "error": None,
+                 "rule_peak_bytes": peak_bytes(lambda: grad(*args)),
                  "verification": getattr(rules[0], "verification", "")}]
     finally:
         unimport(*rules)
