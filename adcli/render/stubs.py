@@ -24,10 +24,7 @@ serves. Rules for functions of the profiled script are declared by name ("__main
 `adcli profile` and `adcli check` make the script's functions dispatch points (docs/rules.md).
 """
 
-import adcli.rules
-import numpy as np
-from adcli.testing import check_rule
-
+{imports}
 PROFILE = {source!r}
 '''
 
@@ -106,7 +103,7 @@ def _example(desc: str, sample) -> str | None:
 def render_rules_module(suggestions, samples: dict, source: str, module_file: str, profile_opt: str,
                         version: str) -> str:
     """The module text. ``samples``: signature -> list of sample argument values (or None)."""
-    out = [_HEADER.format(version=version, source=source, module_file=module_file, profile_opt=profile_opt)]
+    out = []
     taken: set = {"np", "adcli", "check_rule"}
     for s in suggestions:
         if s.action not in ("import", "hand-write"):
@@ -154,7 +151,13 @@ def render_rules_module(suggestions, samples: dict, source: str, module_file: st
             out.append(("    rng = np.random.default_rng(0)\n" if uses_rng else "") +
                        f"    args = ({', '.join(examples)}{',' if len(examples) == 1 else ''})\n"
                        f"    print(check_rule({call}, *args{', kwargs={' + kw + '}' if keywords else ''}))\n")
-    return "".join(out)
+    body = "".join(out)
+    # import only what the body uses: a lint-clean module whatever was exported
+    imports = ["import adcli.rules"] + (["import numpy as np"] if "np." in body else []) + (
+        ["from adcli.testing import check_rule"] if "check_rule(" in body else [])
+    header = _HEADER.format(version=version, source=source, module_file=module_file, profile_opt=profile_opt,
+                            imports="\n".join(imports) + "\n")
+    return header + body
 
 
 def _target_name(function: str) -> str:
