@@ -231,6 +231,18 @@ def nondiff(fn):
     return run
 
 
+def has_tracer(x) -> bool:
+    """Whether ``x`` is a tracer or a (nested) tuple, list or dict holding one."""
+    if isinstance(x, Tracer):
+        return True
+    t = type(x)
+    if t is tuple or t is list:
+        return any(has_tracer(v) for v in x)
+    if t is dict:
+        return any(has_tracer(v) for v in x.values())
+    return False
+
+
 def unwrap(x):
     """The plain value of a tracer; containers are unwrapped one level deep (lists of tracers)."""
     if isinstance(x, Tracer):

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import NoRuleError, UnsupportedError
-from .core import Tracer
+from .core import Tracer, has_tracer
 from .registry import entry
 from .signature import call_signature
 from .where import user_location
@@ -256,7 +256,7 @@ class Derivation:
         self.asarray = asarray
 
     def __call__(self, args: tuple, kwargs: dict):
-        traced = {i for i, a in enumerate(args) if _has_tracer(a)} | {k for k, v in kwargs.items() if _has_tracer(v)}
+        traced = {i for i, a in enumerate(args) if has_tracer(a)} | {k for k, v in kwargs.items() if has_tracer(v)}
         if self.accepts is not None:
             reason = self.accepts(traced, args, kwargs)
             if reason:
@@ -272,7 +272,7 @@ class Derivation:
         else:
             result = self.body(*_wrap(args), **_wrap(kwargs))
         out = _unwrap_result(result)
-        if traced and not _has_tracer(out):
+        if traced and not has_tracer(out):
             raise UnsupportedError(
                 f"{entry(self.func).name}'s NumPy body returned an untraced result from traced inputs (at "
                 f"{user_location(2)}): it lost track of the gradient; import or write a rule for it"
@@ -289,15 +289,6 @@ def _unwrap_result(x):
     if isinstance(x, tuple) and hasattr(x, "_fields"):
         return type(x)(*[_unwrap_result(v) for v in x])
     return x
-
-
-def _has_tracer(x) -> bool:
-    if isinstance(x, Tracer):
-        return True
-    t = type(x)
-    if t is tuple or t is list:
-        return any(_has_tracer(v) for v in x)
-    return False
 
 
 def derive(func, accepts=None, note: str = "", asarray: bool = False) -> Derivation:

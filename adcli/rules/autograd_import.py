@@ -86,9 +86,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..engine.core import Tracer
+from ..engine.core import has_tracer
 from ..engine.grad import value_and_grad
-from ..engine.pytree import flatten
 from ..engine.registry import REGISTRY, Entry
 from ..engine.signature import describe
 from ..errors import AdcliError, NoRuleError, RuleError
@@ -117,9 +116,9 @@ class ImportedRule(Rule):
     __slots__ = ("entry", "diff", "served", "verification")
 
     def __call__(self, *args, **kwargs):
-        traced = tuple(i for i, a in enumerate(args) if _has_tracer(a))
+        traced = tuple(i for i, a in enumerate(args) if has_tracer(a))
         for k, v in kwargs.items():
-            if _has_tracer(v):
+            if has_tracer(v):
                 raise RuleError(
                     f"{self.signature_string}: keyword argument {k}= is traced; adcli rules differentiate positional "
                     f"arguments only: pass it positionally (and import the rule for that signature)"
@@ -130,15 +129,6 @@ class ImportedRule(Rule):
             return Rule.__call__(self, *args, **kwargs)
         finally:
             _TRACED.reset(token)
-
-
-def _has_tracer(x) -> bool:
-    if isinstance(x, Tracer):
-        return True
-    t = type(x)
-    if t is tuple or t is list or t is dict:
-        return any(isinstance(v, Tracer) for v in flatten(x)[0])
-    return False
 
 
 # --- the adapter ---------------------------------------------------------------------------

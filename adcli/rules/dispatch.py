@@ -25,20 +25,9 @@ import functools
 import sys
 
 from ..engine import hooks
-from ..engine.core import Tracer
+from ..engine.core import has_tracer
 from ..engine.registry import REGISTRY
 from ..engine.signature import signature_key
-
-
-def _has_tracer(x) -> bool:
-    if isinstance(x, Tracer):
-        return True
-    t = type(x)
-    if t is tuple or t is list:
-        return any(_has_tracer(v) for v in x)
-    if t is dict:
-        return any(_has_tracer(v) for v in x.values())
-    return False
 
 
 def dispatch(func):
@@ -52,7 +41,7 @@ def dispatch(func):
     def dispatcher(*args, **kwargs):
         rule = None
         e = REGISTRY.get(key)
-        if e is not None and e.by_signature and (_has_tracer(args) or _has_tracer(kwargs)):
+        if e is not None and e.by_signature and (has_tracer(args) or has_tracer(kwargs)):
             rule = e.by_signature.get(signature_key(args, kwargs))
         session = hooks._session
         if session is not None and session.recording():  # a profiler: the call joins its call tree
