@@ -180,6 +180,7 @@ def export(profile, output, top, only, force, import_burden, handwrite_burden, i
     from . import __version__
     from .advisor import suggest as advise
     from .advisor.config import thresholds
+    from .profiler.api import decode
     from .profiler.model import ProfileError, _atomic, check_writable, load, load_samples
     from .render.stubs import render_rules_module
 
@@ -195,21 +196,13 @@ def export(profile, output, top, only, force, import_burden, handwrite_burden, i
         click.echo("nothing to export: no import or hand-written rule is suggested (see `adcli suggest --all`)")
         return
     arrays = load_samples(profile)
-    samples = {s["signature"]: [_decode(a, arrays) for a in (s.get("sample") or {}).get("args", [])] or None
+    samples = {s["signature"]: [decode(a, arrays) for a in (s.get("sample") or {}).get("args", [])] or None
                for s in data["signatures"]}
     text = render_rules_module(chosen, samples, source=profile, module_file=_os.path.basename(output),
                                profile_opt=f" --profile {profile}", version=__version__)
     _atomic(output, _os.path.dirname(_os.path.abspath(output)), lambda f: f.write(text))
     kinds = {k: sum(s.action == k for s in chosen) for k in ("import", "hand-write")}
     click.echo(f"wrote {output}: {kinds['import']} import(s), {kinds['hand-write']} hand-written rule skeleton(s)")
-
-
-def _decode(entry, arrays):
-    if not isinstance(entry, dict):
-        return None
-    if "array" in entry:
-        return arrays.get(entry["array"])
-    return entry.get("value")
 
 
 @cli.command()

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from ..units import human_bytes
 from .config import Thresholds
 from .costs import Cost, aggregate, calibrate, merged_tree
 
@@ -79,8 +80,8 @@ def _options(c: Cost, factor: float, basis: str, th: Thresholds, total: float) -
         R = best["rule_s"]
         peak = best.get("rule_peak_bytes")
         if isinstance(peak, int) and c.direct_bytes and peak > th.alloc_tolerance * c.direct_bytes:
-            notes.append(f"{best['rule']} allocates {_bytes(peak)} at peak per call, over {th.alloc_tolerance:g}x the "
-                         f"{_bytes(c.direct_bytes)} of the same gradient served by a minimal direct rule (its output and "
+            notes.append(f"{best['rule']} allocates {human_bytes(peak)} at peak per call, over {th.alloc_tolerance:g}x the "
+                         f"{human_bytes(c.direct_bytes)} of the same gradient served by a minimal direct rule (its output and "
                          "one gradient per argument): importing is not the best way")
         elif hand is not None and R > th.import_tolerance * hand:
             notes.append(f"{best['rule']} is measured at {_ms(R)} per call, over {th.import_tolerance:g}x the "
@@ -194,13 +195,6 @@ def _suggestion(c: Cost, action: str, opt, gain: float, total: float, reasons: l
         allocs_rule_bytes=None if opt is None else (opt.peak_bytes if opt.action == "import" else c.direct_bytes),
         reasons=reasons, rule=None if opt is None else opt.rule,
     )
-
-
-def _bytes(b: int) -> str:
-    for unit, size in (("MB", 1e6), ("kB", 1e3)):
-        if b >= size:
-            return f"{b / size:.1f} {unit}"
-    return f"{b} B"
 
 
 def _ms(s: float | None) -> str:

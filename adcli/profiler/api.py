@@ -119,6 +119,18 @@ def _encode(v, key: str, arrays: dict):
     return {"unsupported": describe(v)}
 
 
+def decode(entry, arrays: dict, missing=None):
+    """The value a sample entry written by ``_encode`` stands for (arrays from the .npz), or
+    ``missing`` for an entry that was not saved (too big, unsupported, or a container)."""
+    if isinstance(entry, dict):
+        if "array" in entry:
+            return arrays.get(entry["array"], missing)
+        if "value" in entry:
+            v = entry["value"]
+            return np.dtype(entry["dtype"]).type(v) if "dtype" in entry else v
+    return missing
+
+
 def report_error(run: RunResult) -> None:
     if run.error:
         sys.stderr.write(run.error)

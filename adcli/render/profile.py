@@ -14,6 +14,8 @@ import os
 from rich.console import Console
 from rich.table import Table
 
+from ..units import human_bytes
+
 SORTS = ("time", "allocations")
 SPEEDSCOPE_SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 DASH = "—"
@@ -48,16 +50,6 @@ def _replay(sig: dict) -> dict | None:
 
 
 # --- formatting -------------------------------------------------------------------------------
-
-
-def human_bytes(n: float) -> str:
-    """Decimal units (1 kB = 1000 B), as file sizes are usually shown: 5120000 -> "5.1 MB"."""
-    n = float(n)
-    for unit in ("B", "kB", "MB", "GB", "TB"):
-        if abs(round(n, 1)) < 1000 or unit == "TB":
-            return f"{int(n)} B" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
-    raise AssertionError("unreachable")
 
 
 def _ms(seconds) -> str:

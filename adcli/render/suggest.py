@@ -6,6 +6,7 @@ import json
 
 from rich.table import Table
 
+from ..units import human_bytes
 from .rules import _capture
 
 
@@ -16,12 +17,7 @@ def _ms(s) -> str:
 
 
 def _kb(b) -> str:
-    if b is None:
-        return "—"
-    for unit, size in (("MB", 1e6), ("kB", 1e3)):
-        if b >= size:
-            return f"{b / size:.1f} {unit}"
-    return f"{int(b)} B"
+    return "—" if b is None else human_bytes(b)
 
 
 def render_json(suggestions, summary) -> str:

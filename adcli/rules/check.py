@@ -8,8 +8,6 @@ import os
 import sys
 import traceback
 
-import numpy as np
-
 from ..engine.registry import REGISTRY
 from ..errors import AdcliError
 from .declare import Rule
@@ -81,6 +79,7 @@ def check_rules(path: str, profile: str | None = None, timing: bool = True) -> l
 
     samples_by_sig: dict = {}
     if profile is not None:
+        from ..profiler.api import decode
         from ..profiler.model import load, load_samples
 
         data = load(profile)
@@ -90,7 +89,7 @@ def check_rules(path: str, profile: str | None = None, timing: bool = True) -> l
         arrays = load_samples(profile)
         for s in data["signatures"]:
             sample = s.get("sample") or {}
-            args = [_decode(a, arrays) for a in sample.get("args", [])]
+            args = [decode(a, arrays, _MISSING) for a in sample.get("args", [])]
             if args and all(a is not _MISSING for a in args):
                 samples_by_sig[s["signature"]] = args
     module, declared = load_rules_file(path)
@@ -134,16 +133,6 @@ def check_rules(path: str, profile: str | None = None, timing: bool = True) -> l
 
 
 _MISSING = object()
-
-
-def _decode(entry, arrays):
-    if isinstance(entry, dict):
-        if "array" in entry:
-            return arrays.get(entry["array"], _MISSING)
-        if "value" in entry:
-            v = entry["value"]
-            return np.dtype(entry["dtype"]).type(v) if "dtype" in entry else v
-    return _MISSING
 
 
 def _test_for(rule: Rule, tests: dict):
