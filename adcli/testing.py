@@ -125,7 +125,6 @@ def _check_structure(arg, g, k) -> None:
 
 import copy as _copy  # noqa: E402
 import time as _time  # noqa: E402
-import tracemalloc as _tracemalloc  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 
 
@@ -169,18 +168,9 @@ def measure(fn: Callable, repeats: int = 15) -> Cost:
         t0 = _time.perf_counter()
         fn()
         times.append(_time.perf_counter() - t0)
-    was = _tracemalloc.is_tracing()
-    if not was:
-        _tracemalloc.start()
-    try:
-        base = _tracemalloc.get_traced_memory()[0]
-        _tracemalloc.reset_peak()
-        fn()
-        peak = _tracemalloc.get_traced_memory()[1] - base
-    finally:
-        if not was:
-            _tracemalloc.stop()
-    return Cost(float(np.median(times)), int(max(peak, 0)))
+    from .profiler.replay import peak_bytes
+
+    return Cost(float(np.median(times)), peak_bytes(fn))
 
 
 def _served_by(target, args, kwargs):
