@@ -10,16 +10,15 @@ import numpy as np
 import pytest
 
 import adcli
-from adcli.engine import hooks
 from adcli.engine.core import Primitive
 from adcli.engine.dispatch import FAST_UFUNCS
 from adcli.engine.rules_elementwise import UFUNC_PRIMITIVES
-from adcli.engine.tape import backward
 from adcli.errors import RuleError
 from adcli.rules import register, rules_for, unregister
 from adcli.rules.autograd_catalog import catalog, find, summary
 from adcli.rules.autograd_import import _agree, import_rule, imported_rules, unimport
 from adcli.testing import check_grad
+from tests.support.recorder import recording
 
 try:
     import scipy.special as ss
@@ -37,26 +36,10 @@ def no_rules_left_behind():
         unregister(f)
 
 
-class TapeRecorder(hooks.Session):
-    def __init__(self):
-        self.tapes = []
-
-    def start(self, tape, f):
-        self.tapes.append(tape)
-
-    def backward(self, tape, acc, start):
-        backward(tape.nodes, acc, start)
-
-
 def served_by(rule, fn):
     """Run ``fn`` (which computes one gradient) and say whether ``rule`` made a tape node."""
-    rec = TapeRecorder()
-    hooks.install(rec)
-    try:
-        out = fn()
-    finally:
-        hooks.uninstall()
-    nodes = [n for tape in rec.tapes for n in tape.nodes]
+    out, tapes = recording(fn)
+    nodes = [n for tape in tapes for n in tape.nodes]
     return out, any(isinstance(n, tuple) and len(n) > 1 and n[1] is rule for n in nodes)
 
 

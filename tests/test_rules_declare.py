@@ -4,12 +4,11 @@ import numpy as np
 import pytest
 
 import adcli
-from adcli.engine import hooks
-from adcli.engine.tape import backward
 from adcli.errors import RuleError
 from adcli.rules import dispatch, register, rule, rules_for, unregister
 from adcli.testing import GradientMismatch, check_grad, check_rule
 from tests.support import usermodel
+from tests.support.recorder import recording
 
 rng = np.random.default_rng(3)
 A, B = rng.standard_normal((3, 2)), rng.standard_normal((4, 5))
@@ -31,27 +30,8 @@ def clean_registry():
         unregister(target)
 
 
-class TapeRecorder(hooks.Session):
-    """A minimal hook session that keeps the tapes it sees."""
-
-    def __init__(self):
-        self.tapes = []
-
-    def start(self, tape, f):
-        self.tapes.append(tape)
-
-    def backward(self, tape, acc, start):
-        backward(tape.nodes, acc, start)
-
-
 def record_tape(fn):
-    rec = TapeRecorder()
-    hooks.install(rec)
-    try:
-        fn()
-    finally:
-        hooks.uninstall()
-    return rec.tapes[-1]
+    return recording(fn)[1][-1]
 
 
 def test_hand_written_rule_serves_its_signature_and_agrees_with_the_derived_rule():
