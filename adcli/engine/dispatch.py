@@ -109,25 +109,28 @@ def array_function(func, types, args: tuple, kwargs: dict):
     if e is not None:
         served = resolve(e, args, kwargs)
         if served is not None:
+            kind, fn, spread = served
             session = hooks._session
-            if session is not None:  # a profiler: it times the call and records the signature
-                return session.numpy_call(e.name, served[0], args, kwargs, served[1])
-            return served[1](args, kwargs)
+            if session is None:  # the usual case: no closure, one call
+                return fn(*args, **kwargs) if spread else fn(args, kwargs)
+            # a profiler: it times the call and records the signature
+            run = (lambda a, k: fn(*a, **k)) if spread else fn
+            return session.numpy_call(e.name, kind, args, kwargs, run)
     raise no_rule(func, args, kwargs)
 
 
 def resolve(e, args: tuple, kwargs: dict):
-    """``(kind, run)`` for the rule that serves this call, kind being the rule's source
-    (hand-written / imported), ``native`` or ``derived``; None if nothing does."""
+    """``(kind, fn, spread)`` for the rule that serves this call, or None: ``kind`` is the rule's
+    source (hand-written / imported), ``native`` or ``derived``; ``fn`` is called as
+    ``fn(*args, **kwargs)`` when ``spread``, else as ``fn(args, kwargs)`` (a derivation)."""
     if e.by_signature:
         rule = e.by_signature.get(signature_key(args, kwargs))
         if rule is not None:
-            return rule.source, lambda a, k: rule(*a, **k)
+            return rule.source, rule, True
     if e.native is not None:
-        native = e.native
-        return "native", lambda a, k: native(*a, **k)
+        return "native", e.native, True
     if e.derivation is not None:
-        return "derived", e.derivation
+        return "derived", e.derivation, False
     return None
 
 
