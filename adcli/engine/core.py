@@ -56,8 +56,11 @@ class ArrayTracer(Tracer):
 
 
 def make_tracer(value, idx: int, tape: Tape) -> Tracer:
-    """A tracer of the right class for ``value``."""
-    t = _new(ArrayTracer if type(value) is ndarray else Tracer)
+    """A tracer of the right class for ``value``: a 0-d array gets the scalar class, because
+    NumPy takes anything with ``__getitem__`` for a sequence (``plain[0] = t`` would then fail
+    with NumPy's "setting an array element with a sequence" instead of adcli's error). The hot
+    paths (apply1, apply2, Tracer.__array_ufunc__) inline the same choice."""
+    t = _new(ArrayTracer if type(value) is ndarray and value.ndim else Tracer)
     t.value = value
     t.idx = idx
     t.tape = tape
@@ -138,7 +141,7 @@ def apply1(prim: Primitive, x: Tracer):
     tape = x.tape
     nodes = tape.nodes
     nodes.append((pb_unary, prim, x.idx, ans, xv))
-    t = _new(ArrayTracer if type(ans) is ndarray else Tracer)
+    t = _new(ArrayTracer if type(ans) is ndarray and ans.ndim else Tracer)
     t.value = ans
     t.idx = len(nodes) - 1
     t.tape = tape
@@ -167,7 +170,7 @@ def apply2(prim: Primitive, a, b):
     ans = prim.fwd(av, bv)
     nodes = tape.nodes
     nodes.append((pb_binary, prim, parents, ans, av, bv))
-    t = _new(ArrayTracer if type(ans) is ndarray else Tracer)
+    t = _new(ArrayTracer if type(ans) is ndarray and ans.ndim else Tracer)
     t.value = ans
     t.idx = len(nodes) - 1
     t.tape = tape

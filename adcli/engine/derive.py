@@ -155,15 +155,23 @@ def _unwrap(x):
 
 
 def _into(out, result, ufunc):
-    """``ufunc(..., out=o)`` inside a body: the answer is a new traced value; the ``out`` object
-    is rebound to it (NumPy returns ``out``), never written: its memory may be saved for a pullback."""
+    """``ufunc(..., out=o)`` inside a body, for a traced ``o``: an assignment ``o[...] = result``
+    with the engine's semantics (the tracer is updated, so every alias sees it; a write through
+    a view NumPy would propagate is refused), and NumPy returns ``out``."""
     if type(out) is TracedArray:
-        if isinstance(result, Tracer):
-            if np.result_type(result.value) != out.dtype:
+        if type(out._tracer.value) is not ndarray:
+            # a NumPy scalar presented as a 0-d array (var's `true_divide(ret, n, out=ret)`):
+            # scalars are immutable, nothing else can see it change, so rebind the wrapper
+            if isinstance(result, Tracer) and np.result_type(result.value) != out.dtype:
                 result = result.astype(out.dtype)
+            if not isinstance(result, Tracer):
+                return _wrap(result)
             out._tracer = result
             return out
-        return _wrap(result)
+        from .mutation import setitem
+
+        setitem(out._tracer, Ellipsis, result)
+        return out
     if isinstance(result, Tracer):
         raise UnsupportedError(
             f"a NumPy function body writes a traced result of np.{ufunc.__name__} into a plain array "

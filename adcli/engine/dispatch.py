@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import NoRuleError, UnsupportedError
+from ..errors import NoRuleError, TracingError, UnsupportedError
 from . import hooks
 from .core import Tracer, apply, apply1, apply2, nondiff
 from .registry import REGISTRY, entry
 from .rules_elementwise import NONDIFF_UFUNCS, UFUNC_PRIMITIVES
 from .rules_reduce import ACCUMULATE_PRIMITIVES, REDUCE_PRIMITIVES, reduce_call
 from .signature import call_signature, signature_key
-from .where import user_location
+from .where import user_instruction, user_location
 
 # Ufuncs whose plain calls can skip the registry: those with a native rule and no
 # signature-specific rule (registering one removes the ufunc from here; see registry).
@@ -29,6 +29,12 @@ _HARMLESS_KWARGS = frozenset({"casting", "order", "subok"})
 def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict):
     """The body of ``Tracer.__array_ufunc__``."""
     if kwargs:
+        out = _out_arg(ufunc, kwargs)
+        if out is not None:
+            # np.add(a, b, out=y) for a traced y: y[...] = np.add(a, b), and NumPy returns y
+            result = ufunc_call(ufunc, method, inputs, {k: v for k, v in kwargs.items() if k != "out"})
+            out[...] = result
+            return out
         inputs, kwargs = _ufunc_kwargs(ufunc, method, inputs, kwargs)
     e = REGISTRY.get(ufunc)
     if e is not None and e.by_signature and method == "__call__":
@@ -55,6 +61,9 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict):
             return ans if dtype is None else ans.astype(dtype)
         if ufunc in NONDIFF_UFUNCS:
             return nondiff(ufunc)(*inputs, **kwargs)
+        if ufunc is np.divmod and len(inputs) == 2 and not unknown:
+            # (floor_divide, remainder): the quotient is piecewise constant (plain), the remainder traced
+            return np.floor_divide(*inputs, **kwargs), np.remainder(*inputs, **kwargs)
     elif method == "reduce" and ufunc in REDUCE_PRIMITIVES:
         if np.ndim(_value(inputs[0])):
             kwargs.setdefault("axis", 0)  # ufunc.reduce reduces axis 0 by default, unlike np.sum
@@ -81,16 +90,32 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict):
     )
 
 
-def _ufunc_kwargs(ufunc, method, inputs, kwargs):
-    kwargs = dict(kwargs)
-    out = kwargs.pop("out", None)
+def _out_arg(ufunc, kwargs):
+    """The traced array a ufunc writes into (``out=y``), or None; a plain ``out`` is refused."""
+    out = kwargs.get("out")
     if isinstance(out, tuple) and len(out) == 1:
         out = out[0]
-    if out is not None and out is not Ellipsis:
-        raise UnsupportedError(
-            f"np.{ufunc.__name__}(..., out=...) with a traced value at {user_location(4)}: the engine does not "
-            f"write into existing arrays; write y = np.{ufunc.__name__}(...) instead"
+    if out is None or out is Ellipsis:
+        return None
+    if isinstance(out, Tracer) and type(out.value) is np.ndarray and ufunc.nout == 1:
+        return out
+    if user_instruction(3) == "BINARY_OP":
+        from .tracer_api import PLAIN_ARRAY
+
+        raise TracingError(
+            f"an in-place operator on a plain array with a traced operand at {user_location(4)}: "
+            f"{PLAIN_ARRAY}Write p = p + v (a new traced array), or make p from a traced value "
+            "(np.zeros_like(x), x.copy())"
         )
+    raise UnsupportedError(
+        f"np.{ufunc.__name__}(..., out=...) into an array that is not traced, with a traced operand, at "
+        f"{user_location(4)}: the gradient would be lost; write y = np.{ufunc.__name__}(...) instead"
+    )
+
+
+def _ufunc_kwargs(ufunc, method, inputs, kwargs):
+    kwargs = dict(kwargs)
+    kwargs.pop("out", None)
     if "where" in kwargs and method == "__call__":
         if kwargs.pop("where") is not True:
             raise UnsupportedError(f"np.{ufunc.__name__}(..., where=...) with a traced value: use np.where on the result")

@@ -138,7 +138,9 @@ def _as_view_index(idx):
 def _check_target(t: Tracer, action: str) -> None:
     if type(t.value) is not ndarray:
         raise TypeError(f"{type(t.value).__name__!r} object does not support item assignment")
-    if getattr(t, "root", None) is not None:
+    if not t.value.flags.writeable:  # np.diagonal, np.broadcast_to: read-only views in NumPy too
+        raise ValueError("assignment destination is read-only")
+    if getattr(t, "root", None) is not None and not _detach(t):
         raise UnsupportedError(
             f"{action} through a view at {user_location(4)} (e.g. y[i][j] = v or y.T[...] = v): write into the "
             "array itself (y[i, j] = v), or copy the view first"
@@ -150,6 +152,52 @@ def _check_target(t: Tracer, action: str) -> None:
         )
 
 
+# References to a view's root tracer that only the view holds: the view's ``root`` slot, the
+# local name in _detach and getrefcount's argument.
+_ROOT_ONLY_IN_VIEW = 3
+
+
+def _detach(t: Tracer) -> bool:
+    """Make view ``t`` an array of its own when nothing else can see its root's memory (the root
+    is a temporary: ``z = np.zeros_like(x).reshape(3, 2)``, ``w = x.copy().T``): a write into
+    ``t`` is then a write into an array nobody else observes, as in NumPy. The new memory is a
+    copy of the whole root with ``t`` at the same offset and strides, so t's layout is NumPy's."""
+    root = t.root
+    views = getattr(root, "views", None) or []
+    if any(v() is not None and v() is not t for v, _ in views):
+        return False  # another view of the same memory is alive: it would have to see the write
+    if sys.getrefcount(root) > _ROOT_ONLY_IN_VIEW:
+        return False  # the root itself is still reachable (a name, a list, a derived body)
+    base, val = root.value, t.value
+    if type(base) is not ndarray or not np.shares_memory(base, val):
+        return False
+    moved = _copy_keep_layout(val, base)
+    node = (_pb_detach, t.idx, moved)
+    t.root = None
+    t.value = moved
+    t.idx = record(t.tape, node, moved).idx
+    return True
+
+
+def _copy_keep_layout(val: np.ndarray, base=None) -> np.ndarray:
+    """A copy of ``val`` with val's exact strides (NumPy writes in place, so an array keeps its
+    layout through assignments): for an array that does not own its memory, the memory it views
+    (``base``, or val.base when not much larger) is copied and val rebuilt on it at the same offset."""
+    if base is None:
+        base = val.base
+        if val.flags.owndata or type(base) is not ndarray or base.size > 4 * val.size + 16:
+            return np.copy(val, order="K")  # exact for arrays contiguous in some axis order
+    copy = np.copy(base, order="K")
+    offset = val.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    if copy.strides != base.strides or offset < 0:
+        return np.copy(val, order="K")
+    return np.ndarray(val.shape, val.dtype, buffer=copy, offset=offset, strides=val.strides)
+
+
+def _pb_detach(node, g, acc):
+    acc.add(node[1], g)
+
+
 # References to an ndarray that nobody else shares: the tracer's slot, the local name in
 # setitem, and getrefcount's own argument.
 _SOLE_OWNER_REFS = 3
@@ -159,6 +207,9 @@ _TEMPORARY_REFS = 3
 # References to the view in `y[0:2] += v` when inplace() runs: the stack, the operator
 # method's `self`, inplace's parameter and getrefcount's argument.
 _TEMPORARY_VIEW_REFS = 4
+# References to the right-hand side of `y += y.T` when inplace() runs: the stack, the operator
+# method's `other`, inplace's parameter and getrefcount's argument.
+_TEMPORARY_OPERAND_REFS = 4
 
 
 def setitem(t: Tracer, idx, v) -> None:
@@ -186,7 +237,7 @@ def setitem(t: Tracer, idx, v) -> None:
     # In place only if this array owns its memory and nothing else references it (no saved
     # residual, no view, no caller); otherwise write into a copy (copy-on-write).
     if not (val.flags.owndata and val.flags.writeable) or sys.getrefcount(val) > _SOLE_OWNER_REFS:
-        val = copied = val.copy()
+        val = copied = _copy_keep_layout(val)  # NumPy writes in place: keep the layout (strides)
     val[idx] = vv
     node = (_pb_setitem, t.idx, vp, idx, np.shape(vv), len(t.tape.nodes), copied)
     t.value = val
@@ -211,10 +262,7 @@ def _pb_setitem(node, g, acc):
     if p_v is not None:
         gv = np.array(g[idx], copy=True)  # a copy: g[idx] may be a view we are about to zero
         if gv.shape != vshape:
-            if gv.size == int(np.prod(vshape)):
-                gv = gv.reshape(vshape)  # v was (1, n) written into an (n,) region
-            else:
-                gv = sum_to_shape(gv, vshape) if len(vshape) else gv.sum()
+            gv = assigned_cotangent(gv, vshape)
         acc.add(p_v, gv)
     # The old version's cotangent is g with the overwritten region zeroed; reuse g's buffer
     # when the accumulator owns it (nothing else can see it), otherwise work on a copy.
@@ -224,6 +272,18 @@ def _pb_setitem(node, g, acc):
         g = np.array(g, copy=True)
     g[idx] = 0
     acc.give(p_old, g)
+
+
+def assigned_cotangent(gv, vshape: tuple):
+    """The cotangent of a value of shape ``vshape`` that NumPy broadcast into a region whose
+    cotangent is ``gv``. Assignment broadcasting may also *drop* leading size-1 axes of the
+    value (``y[0:2] = v[None]``), which ordinary broadcasting never does."""
+    core = vshape
+    while len(core) > gv.ndim and core[0] == 1:
+        core = core[1:]
+    if len(core) > gv.ndim:  # a size-1 value written into a scalar slot: y[0] = v[None]
+        return np.reshape(gv.sum(), vshape)
+    return np.reshape(sum_to_shape(gv, core), vshape)
 
 
 # --- in-place operators -------------------------------------------------------------------
@@ -239,6 +299,9 @@ def inplace(t: Tracer, op, other):
         # temporary, so the new value can be returned and the assignment that follows writes it.
         return op(t, other)
     _check_target(t, "in-place operator")
+    # y += y.T: the right-hand side view is a temporary of this statement, read before the write
+    # (NumPy buffers overlapping operands); a view the program still holds is checked as usual.
+    temporary = other if isinstance(other, Tracer) and sys.getrefcount(other) <= _TEMPORARY_OPERAND_REFS else None
     new = op(t, other)
     if not isinstance(new, Tracer):
         return new
@@ -248,9 +311,14 @@ def inplace(t: Tracer, op, other):
                 f"non-broadcastable output operand with shape {t.value.shape} doesn't match the broadcast shape {new.value.shape}"
             )
         new = new.astype(t.value.dtype)
-    _check_views(t, Ellipsis, False, "in-place operator")
-    t.value, t.idx = new.value, new.idx
+    _check_views(t, Ellipsis, False, "in-place operator", exclude=temporary)
+    value = new.value
+    if value.strides != t.value.strides:
+        # NumPy writes into t's memory, so t keeps its layout; the result may have another one
+        value = np.empty_like(t.value)
+        value[...] = new.value
+    t.value, t.idx = value, new.idx
     return t
 
 
-OUTPUT_AT.update({_pb_getitem: 6, _pb_setitem: 6})
+OUTPUT_AT.update({_pb_getitem: 6, _pb_setitem: 6, _pb_detach: 2})

@@ -17,6 +17,7 @@ from ..errors import UnsupportedError
 from .core import Primitive, Tracer, apply, apply2
 from .registry import defnative
 from .rules_elementwise import defufunc
+from .rules_shape import viewing
 
 
 def _val(x):
@@ -235,7 +236,10 @@ def _einsum(*operands, out=None, optimize=False, **kwargs):
     if len(subs) != len(arrays):
         raise ValueError("einsum: the number of subscript terms does not match the number of operands")
     opt = optimize if isinstance(optimize, (bool, str)) else False  # a precomputed path is for other shapes
-    return apply(_einsum_prim(len(arrays)), *arrays, subs=subs, out=outs, optimize=opt)
+    ans = apply(_einsum_prim(len(arrays)), *arrays, subs=subs, out=outs, optimize=opt)
+    if len(arrays) == 1 and isinstance(arrays[0], Tracer):
+        viewing(arrays[0], ans)  # 'ii->i', 'ij->ji', 'ij': NumPy returns a (writeable) view
+    return ans
 
 
 # --- chains ---

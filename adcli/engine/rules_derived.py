@@ -11,7 +11,8 @@ import numpy as np
 
 from .core import OUTPUT_AT, Tracer, record
 from .derive import derive
-from .mutation import getitem
+from .mutation import _pb_getitem
+from .rules_shape import viewing
 from .registry import defnative
 
 ndarray = np.ndarray
@@ -39,15 +40,15 @@ def _diagonal(a, offset=0, axis1=0, axis2=1):
     x = a.value
     nd = np.ndim(x)
     axis1, axis2 = int(axis1) % nd, int(axis2) % nd
-    ans = np.diagonal(x, offset, axis1, axis2)
-    return record(a.tape, (_pb_diagonal, a.idx, x.shape, x.dtype, int(offset), axis1, axis2), ans)
+    ans = np.diagonal(x, offset, axis1, axis2)  # a read-only view in NumPy, tracked as one here
+    return viewing(a, record(a.tape, (_pb_diagonal, a.idx, x.shape, x.dtype, int(offset), axis1, axis2), ans))
 
 
 def _pb_repeat(node, g, acc):
     _, p, shape, dtype, source, axis, _ans = node
-    buf = acc.buffer(p, shape, dtype)
+    buf = acc.buffer(p, shape, dtype)  # any layout: never reshape it (that may copy)
     if axis is None:
-        np.add.at(buf.reshape(-1), source, np.ravel(g))
+        buf += np.bincount(source, np.ravel(g), minlength=buf.size).reshape(shape).astype(dtype, copy=False)
     else:
         moved = np.moveaxis(buf, axis, 0)
         np.add.at(moved, source, np.moveaxis(g, axis, 0))
@@ -56,13 +57,12 @@ def _pb_repeat(node, g, acc):
 @defnative(np.repeat)
 def _repeat(a, repeats, axis=None):
     x = np.asarray(a.value)
+    ans = np.repeat(x, repeats, axis)
     if axis is None:
         source = np.repeat(np.arange(x.size), repeats)
-        ans = x.reshape(-1)[source]
     else:
         axis = int(axis) % x.ndim
         source = np.repeat(np.arange(x.shape[axis]), repeats)
-        ans = np.take(x, source, axis=axis)
     return record(a.tape, (_pb_repeat, a.idx, x.shape, x.dtype, source, axis, ans), ans)
 
 
@@ -72,10 +72,16 @@ def _take(a, indices, axis=None, out=None, mode="raise"):
         from ..errors import UnsupportedError
 
         raise UnsupportedError("np.take(..., out=/mode=) on a traced value: use indexing instead")
+    # The forward is np.take itself (its result's layout differs from x[:, i]'s); the pullback
+    # is that of the equivalent integer-array index.
+    x = a.value
+    indices = np.asarray(indices)
+    ans = np.take(x, indices, axis)
     if axis is None:
-        return getitem(np.ravel(a), np.asarray(indices))
-    axis = int(axis) % _ndim(a)
-    return getitem(a, (slice(None),) * axis + (np.asarray(indices),))
+        idx = np.unravel_index(np.where(indices < 0, indices + x.size, indices), x.shape) if x.ndim != 1 else indices
+    else:
+        idx = (slice(None),) * (int(axis) % x.ndim) + (indices,)
+    return record(a.tape, (_pb_getitem, a.idx, idx, x.shape, x.dtype, True, ans), ans)
 
 
 def _diag_native_or_derived(v, k=0):
@@ -86,6 +92,29 @@ def _diag_native_or_derived(v, k=0):
     i = np.arange(v.value.shape[0])
     out[i + max(-k, 0), i + max(k, 0)] = v
     return out
+
+
+@defnative(np.ediff1d)
+def _ediff1d(ary, to_end=None, to_begin=None):
+    # NumPy's body subtracts into a slice of its result (out=result[k:l]), a write through a
+    # view; the same result is a concatenation: to_begin, the differences, to_end, all in
+    # ary's dtype (the extras must cast to it "same_kind", as NumPy checks).
+    a = np.ravel(ary)
+    dtype = np.result_type(a.value if isinstance(a, Tracer) else a)
+    parts = []
+    for name, extra in (("to_begin", to_begin), (None, None), ("to_end", to_end)):
+        if name is None:
+            parts.append(a[1:] - a[:-1])
+            continue
+        if extra is None:
+            continue
+        if not isinstance(extra, Tracer):
+            extra = np.asanyarray(extra)
+        if not np.can_cast(np.result_type(extra.value if isinstance(extra, Tracer) else extra), dtype, "same_kind"):
+            raise TypeError(f"dtype of `{name}` must be compatible with input `ary` under the `same_kind` rule.")
+        parts.append(np.ravel(extra))
+    parts = [p if np.result_type(p.value if isinstance(p, Tracer) else p) == dtype else p.astype(dtype) for p in parts]
+    return np.concatenate(parts) if len(parts) > 1 else np.copy(parts[0])
 
 
 # --- the verified list ----------------------------------------------------------------------
@@ -122,7 +151,6 @@ derive(np.average, note="mean, or weighted sum / sum of weights")
 derive(np.polyval, _x_only, "Horner's scheme", asarray=True)
 derive(np.cov, asarray=True, note="average, subtract, dot")
 derive(np.diff, note="slicing + subtract")
-derive(np.ediff1d, note="ravel, slicing + subtract")
 derive(np.trapezoid, note="diff, slicing, sum")
 derive(np.flip, note="negative-step slicing")
 derive(np.fliplr, note="negative-step slicing")

@@ -46,7 +46,7 @@ BROADCAST_TO = Primitive(
     lambda x, shape: np.broadcast_to(x, shape),
     lambda g, ans, x, shape: sum_to_shape(np.asarray(g), np.shape(x)),
 )
-COPY = Primitive("numpy.copy", lambda x: np.array(x, copy=True), lambda g, ans, x: g)
+COPY = Primitive("numpy.copy", lambda x, order="K": np.array(x, copy=True, order=order), lambda g, ans, x, order="K": g)
 ASTYPE = Primitive(
     "numpy.ndarray.astype",
     lambda x, dtype: np.asarray(x).astype(dtype) if np.ndim(x) else np.dtype(dtype).type(x),
@@ -139,7 +139,12 @@ def _broadcast_to(array, shape, subok=False):
 
 @defnative(np.copy)
 def _copy(a, order="K", subok=False):
-    return apply(COPY, a)
+    return apply(COPY, a, order=order)
+
+
+def copy_method(x, order="C"):
+    """``x.copy()``: unlike np.copy (order "K"), the method makes a C-ordered copy by default."""
+    return apply(COPY, x, order=order)
 
 
 @defnative(np.atleast_1d)
@@ -157,15 +162,23 @@ def _atleast_2d(*arys):
     return res[0] if len(res) == 1 else tuple(res)
 
 
-def astype(x, dtype):
+def astype(x, dtype, copy=True):
     """Cast a tracer: float targets stay traced; integer/bool targets drop the gradient
-    (their derivative is zero), as floor() does."""
+    (their derivative is zero), as floor() does. ``copy=False`` to the same dtype returns x
+    itself, as NumPy does."""
     dt = np.dtype(dtype)
+    if not copy and dt == np.result_type(x.value) and type(x.value) is ndarray:
+        return x
     if dt.kind not in "fc":
         return np.asarray(x.value).astype(dt) if np.ndim(x.value) else dt.type(x.value)
     if dt.kind == "c":
         raise UnsupportedError(f"casting a traced value to complex ({dt}) is not supported")
     return apply(ASTYPE, x, dt)
+
+
+@defnative(np.astype)
+def _astype_function(x, dtype, /, *, copy=True, device=None):
+    return astype(x, dtype, copy)
 
 
 # --- joining ---

@@ -3,6 +3,8 @@ escape routes that must raise. Dunders only dispatch: unwrap, look up, call."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import TracingError, UnsupportedError
@@ -20,8 +22,8 @@ from .rules_elementwise import (
     REMAINDER,
     SUBTRACT,
 )
-from .rules_shape import astype, reshape, transpose
-from .where import user_location
+from .rules_shape import astype, copy_method, reshape, transpose
+from .where import numpy_entry, user_instruction, user_location
 
 ndarray = np.ndarray
 
@@ -52,11 +54,33 @@ def _inplace(op):
 
 def _escape(what: str, hint: str):
     def refuse(self, *args, **kwargs):
-        raise TracingError(
-            f"{what} of a traced value at {user_location(2)}: the number would drop out of the gradient. {hint}"
-        )
+        raise TracingError(escape_message(what, hint))
 
     return refuse
+
+
+def escape_message(what: str, hint: str) -> str:
+    """Say what the user wrote that would read a traced value's raw numbers: a NumPy function
+    whose Python body converts it (``np.full(3, s)``), a write into a plain array
+    (``plain[i] = s``), or the conversion itself (``float(s)``)."""
+    loc = user_location(3)
+    fn = numpy_entry(2)
+    if fn is not None:
+        return (
+            f"{fn}(...) at {loc} converts a traced value to plain numbers (it has no rule, and its NumPy body "
+            f"reads the raw values): the gradient would be lost. {_FUNCTION_HINTS.get(fn, _FUNCTION_HINT)}"
+        )
+    if user_instruction(2) == "STORE_SUBSCR":
+        return f"writing a traced value into a plain array at {loc}: {_PLAIN_WRITE}"
+    return f"{what} of a traced value at {loc}: the number would drop out of the gradient. {hint}"
+
+
+def _refuse_hash(self):
+    raise TracingError(
+        f"hash() of a traced value at {user_location(2)} (used as a dict key or set member?): an equal value "
+        "found by lookup would stand in for this one and the gradient would go to the wrong value. Use a plain "
+        "key instead (adcli.stop_gradient(x), or the integer index x came from)"
+    )
 
 
 _NUMBER_HINT = (
@@ -68,6 +92,20 @@ _ARRAY_HINT = (
     "NumPy functions without a rule would see plain numbers: keep the value traced (np.stack / np.concatenate "
     "instead of np.array([...])), or use adcli.stop_gradient(x) where a constant is meant"
 )
+PLAIN_ARRAY = (
+    "the array was not made from traced values (np.zeros(...), np.empty(...), or computed only from arguments "
+    "that are not differentiated), so NumPy would store the bare numbers and the gradient would be lost. "
+)
+_PLAIN_WRITE = PLAIN_ARRAY + (
+    "Make the array from a traced value instead (np.zeros_like(x), np.empty_like(x, shape=...), x.copy()) or "
+    "collect the values in a list and np.stack them; if it comes from an argument left out of argnums, "
+    "differentiate that argument too"
+)
+_FUNCTION_HINT = "Import or write a rule for it (`adcli rules list`), or use adcli.stop_gradient(x) where a constant is meant"
+_FUNCTION_HINTS = {
+    "numpy.full": "Write s * np.ones(shape) (the same numbers), or np.full_like(x, s) with a traced x",
+    "numpy.full_like": "Write s * np.ones_like(a) (the same numbers), or give np.full_like a traced prototype",
+}
 
 
 def _install() -> None:
@@ -89,7 +127,18 @@ def _install() -> None:
     for name, uf in (("lt", np.less), ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal),
                      ("eq", np.equal), ("ne", np.not_equal)):
         setattr(T, f"__{name}__", _compare(uf))
-    T.__hash__ = None
+    # NumPy scalars are hashable, but a traced number as a dict key or set member would let an
+    # equal value found by lookup stand in for this one, and the gradient would go to the wrong
+    # value (memoisation by value). Arrays are unhashable, as ndarrays are.
+    T.__hash__ = _refuse_hash
+    ArrayTracer.__hash__ = None
+    T.__divmod__ = lambda self, other: (self // other, self % other)
+    T.__rdivmod__ = lambda self, other: (other // self, other % self)
+    # math.trunc / floor / ceil are piecewise constant (zero derivative), like np.trunc: a plain
+    # result is exact. Arrays of more than one element raise NumPy's own TypeError.
+    T.__trunc__ = lambda self: math.trunc(self.value)
+    T.__floor__ = lambda self: math.floor(self.value)
+    T.__ceil__ = lambda self: math.ceil(self.value)
     # round() is piecewise constant (zero derivative), like np.round: a plain result is exact.
     T.__round__ = lambda self, ndigits=None: round(self.value, ndigits) if ndigits is not None else round(self.value)
     # Formatting only reads the number for display (f"{loss:.3f}"): no gradient is lost.
@@ -141,8 +190,8 @@ def _install() -> None:
     # Methods that mirror NumPy functions
     T.reshape = lambda self, *shape, order="C": reshape(self, shape[0] if len(shape) == 1 else shape, order)
     T.transpose = lambda self, *axes: transpose(self, _axes_arg(axes))
-    T.astype = lambda self, dtype, order="K", casting="unsafe", subok=True, copy=True: astype(self, dtype)
-    T.copy = lambda self, order="C": np.copy(self)
+    T.astype = lambda self, dtype, order="K", casting="unsafe", subok=True, copy=True: astype(self, dtype, copy)
+    T.copy = copy_method
     T.flatten = lambda self, order="C": np.copy(np.ravel(self, order))
     T.conj = T.conjugate = lambda self: self
     for name in ("sum", "prod", "max", "min", "mean", "var", "std", "cumsum", "cumprod", "ravel", "squeeze",
@@ -164,7 +213,7 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
             tape = self.tape
             nodes = tape.nodes
             nodes.append((pb_unary, prim, self.idx, ans, xv))
-            t = _new(ArrayTracer if type(ans) is ndarray else Tracer)
+            t = _new(ArrayTracer if type(ans) is ndarray and ans.ndim else Tracer)
             t.value = ans
             t.idx = len(nodes) - 1
             t.tape = tape

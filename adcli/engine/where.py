@@ -30,6 +30,49 @@ def user_frame(depth: int = 1):
     return None
 
 
+def numpy_entry(depth: int = 1) -> str | None:
+    """The NumPy function the user's code called that led here (``"full"`` when the user wrote
+    ``np.full(...)`` and NumPy's body ended up converting a traced value), or None when the user
+    frame is reached without passing through NumPy's Python code."""
+    skip = _skip()
+    numpy_dir = skip[-1] if len(skip) > 1 else None
+    frame = sys._getframe(depth)
+    found = None
+    while frame is not None:
+        filename = os.path.abspath(frame.f_code.co_filename)
+        if numpy_dir is not None and filename.startswith(numpy_dir):
+            found = _public(frame.f_globals.get("__name__", "numpy")) + "." + frame.f_code.co_name
+        elif not filename.startswith(skip) and not filename.startswith("<frozen"):
+            return found
+        frame = frame.f_back
+    return None
+
+
+def _public(module: str) -> str:
+    """``numpy._core.numeric`` -> ``numpy``; ``numpy.linalg._linalg`` -> ``numpy.linalg``."""
+    parts = []
+    for part in module.split("."):
+        if part.startswith("_"):
+            break
+        parts.append(part)
+    public = ".".join(parts)
+    return "numpy" if public == "numpy.lib" else public
+
+
+def user_instruction(depth: int = 1) -> str | None:
+    """The bytecode operation the user's frame is executing (``STORE_SUBSCR`` for
+    ``plain[i] = v``, ``BINARY_OP`` for ``p += v``), to name what the user wrote in errors."""
+    frame = user_frame(depth + 1)
+    if frame is None:
+        return None
+    import dis
+
+    for ins in dis.get_instructions(frame.f_code):
+        if ins.offset == frame.f_lasti:
+            return ins.opname
+    return None
+
+
 def user_location(depth: int = 2) -> str:
     """``"path/to/file.py:12 (`the source line`)"`` for the user's innermost frame."""
     frame = user_frame(depth)
