@@ -101,11 +101,11 @@ def test_writing_traced_0d_into_plain_array():
     "f",
     [
         lambda x: np.sum(np.full(3, x[0])),
-        lambda x: np.sum(np.full_like(x, x[0])),
+        lambda x: np.sum(np.full_like(np.zeros(3), x[0])),
         lambda x: np.sum(np.asarray(x, dtype=float)),
         lambda x: np.sum(np.copyto(np.zeros(3), x)),
     ],
-    ids=["np.full", "np.full_like", "np.asarray-dtype", "np.copyto"],
+    ids=["np.full", "np.full_like-plain-prototype", "np.asarray-dtype", "np.copyto"],
 )
 def test_constructors_fed_a_traced_value(f):
     with pytest.raises((TracingError, NoRuleError)) as info:

@@ -25,7 +25,8 @@ import numpy as np
 
 from ..errors import TracingError, UnsupportedError
 from .core import OUTPUT_AT, Tracer, mixed_tapes, record, sum_to_shape
-from .where import user_location
+from .registry import defnative
+from .where import numpy_entry, user_location
 
 ndarray = np.ndarray
 
@@ -284,6 +285,35 @@ def assigned_cotangent(gv, vshape: tuple):
     if len(core) > gv.ndim:  # a size-1 value written into a scalar slot: y[0] = v[None]
         return np.reshape(gv.sum(), vshape)
     return np.reshape(sum_to_shape(gv, core), vshape)
+
+
+# --- np.copyto ------------------------------------------------------------------------------
+
+
+@defnative(np.copyto)
+def _copyto(dst, src, casting="same_kind", where=True):
+    """``np.copyto(dst, src)``: an assignment ``dst[...] = src`` into a traced ``dst``."""
+    if not (where is True or (not isinstance(where, Tracer) and np.all(where))):
+        src = np.where(where, src, dst)
+    dst_dtype = np.result_type(dst.value if isinstance(dst, Tracer) else dst)
+    src_dtype = np.result_type(src.value if isinstance(src, Tracer) else src)
+    if not np.can_cast(src_dtype, dst_dtype, casting):
+        raise TypeError(f"Cannot cast array data from {src_dtype!r} to {dst_dtype!r} according to the rule {casting!r}")
+    if isinstance(dst, Tracer):
+        setitem(dst, Ellipsis, src)
+        return None
+    from .tracer_api import FUNCTION_HINTS, PLAIN_ARRAY
+
+    caller = numpy_entry(2)
+    if caller is not None and caller in FUNCTION_HINTS:
+        raise TracingError(
+            f"{caller}(...) at {user_location(3)} with a traced fill value writes it into a plain array: the "
+            f"gradient would be lost. {FUNCTION_HINTS[caller]}"
+        )
+    raise TracingError(
+        f"np.copyto into a plain array with a traced source at {user_location(3)}: {PLAIN_ARRAY}Make the "
+        "destination from a traced value (np.zeros_like(x)), or write y = np.broadcast_to(src, shape).copy()"
+    )
 
 
 # --- in-place operators -------------------------------------------------------------------

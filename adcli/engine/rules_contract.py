@@ -198,9 +198,15 @@ def _einsum_vjp(k, g, ans, *ops, subs, out, optimize):
     terms = [out] + [s for s, _ in others] + [c for c in letters if c not in seen]
     arrays = [g] + [o for _, o in others] + [np.ones(size[c]) for c in letters if c not in seen]
     c = np.einsum(",".join(terms) + "->" + letters, *arrays, optimize=optimize)
+    # NumPy's einsum broadcasts a letter of size 1 against size n: where k had the 1, its
+    # cotangent is summed over the n; where k had the n and everything else the 1, c has a 1
+    # and is broadcast back to n.
     wide = tuple(i for i, ch in enumerate(letters) if size[ch] == 1 and c.shape[i] != 1)
     if wide:
         c = c.sum(axis=wide, keepdims=True)
+    target = tuple(size[ch] for ch in letters)
+    if c.shape != target:
+        c = np.broadcast_to(c, target)
     if len(letters) < len(mine):
         dtype = x.dtype if getattr(x, "dtype", None) is not None and x.dtype.kind == "f" else c.dtype
         full = np.zeros(shape, dtype)

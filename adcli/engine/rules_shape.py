@@ -334,8 +334,26 @@ def constant_like(maker):
     return make
 
 
-for _f in (np.zeros_like, np.ones_like, np.empty_like, np.full_like):
+for _f in (np.zeros_like, np.ones_like, np.empty_like):
     defnative(_f)(constant_like(_f))
+_full_like_constant = constant_like(np.full_like)
+
+
+@defnative(np.full_like)
+def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **kwargs):
+    if not isinstance(fill_value, Tracer):
+        return _full_like_constant(a, fill_value, dtype, order, subok, shape, **kwargs)
+    # a traced fill: a traced array of a's layout with the fill broadcast into it (the
+    # assignment's pullback sums the cotangent back to the fill's shape)
+    proto = a.value if isinstance(a, Tracer) else a
+    out = np.empty_like(proto, dtype, order, subok, shape, **kwargs)
+    if out.dtype.kind != "f":  # an integer result: piecewise constant, no gradient
+        return np.full_like(proto, fill_value.value, dtype, order, subok, shape, **kwargs)
+    from .mutation import setitem
+
+    t = record(fill_value.tape, (_pb_const, out), out)
+    setitem(t, Ellipsis, fill_value)
+    return t
 
 
 OUTPUT_AT.update({_pb_concat: 4, _pb_sort: 6, _pb_const: 1})

@@ -68,7 +68,7 @@ def escape_message(what: str, hint: str) -> str:
     if fn is not None:
         return (
             f"{fn}(...) at {loc} converts a traced value to plain numbers (it has no rule, and its NumPy body "
-            f"reads the raw values): the gradient would be lost. {_FUNCTION_HINTS.get(fn, _FUNCTION_HINT)}"
+            f"reads the raw values): the gradient would be lost. {FUNCTION_HINTS.get(fn, _FUNCTION_HINT)}"
         )
     if user_instruction(2) == "STORE_SUBSCR":
         return f"writing a traced value into a plain array at {loc}: {_PLAIN_WRITE}"
@@ -102,9 +102,9 @@ _PLAIN_WRITE = PLAIN_ARRAY + (
     "differentiate that argument too"
 )
 _FUNCTION_HINT = "Import or write a rule for it (`adcli rules list`), or use adcli.stop_gradient(x) where a constant is meant"
-_FUNCTION_HINTS = {
-    "numpy.full": "Write s * np.ones(shape) (the same numbers), or np.full_like(x, s) with a traced x",
-    "numpy.full_like": "Write s * np.ones_like(a) (the same numbers), or give np.full_like a traced prototype",
+FUNCTION_HINTS = {
+    "np.full": "Write s * np.ones(shape) (the same numbers), or np.full_like(x, s) with a traced x",
+    "np.full_like": "Write s * np.ones_like(a) (the same numbers), or give np.full_like a traced prototype",
 }
 
 

@@ -31,7 +31,7 @@ def user_frame(depth: int = 1):
 
 
 def numpy_entry(depth: int = 1) -> str | None:
-    """The NumPy function the user's code called that led here (``"full"`` when the user wrote
+    """The NumPy function the user's code called that led here (``"np.full"`` when the user wrote
     ``np.full(...)`` and NumPy's body ended up converting a traced value), or None when the user
     frame is reached without passing through NumPy's Python code."""
     skip = _skip()
@@ -41,7 +41,7 @@ def numpy_entry(depth: int = 1) -> str | None:
     while frame is not None:
         filename = os.path.abspath(frame.f_code.co_filename)
         if numpy_dir is not None and filename.startswith(numpy_dir):
-            found = _public(frame.f_globals.get("__name__", "numpy")) + "." + frame.f_code.co_name
+            found = "np" + _public(frame.f_globals.get("__name__", "numpy"))[5:] + "." + frame.f_code.co_name
         elif not filename.startswith(skip) and not filename.startswith("<frozen"):
             return found
         frame = frame.f_back

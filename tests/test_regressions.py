@@ -1,0 +1,458 @@
+"""Regression tests for wrong values, wrong gradients and misleading refusals found by
+differential fuzzing (root causes A-H of the "never silently wrong" work, and the refusals that
+named something the user never wrote). The oracle is always NumPy itself for the value and
+central finite differences for the gradient, never a number copied from adcli's output."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import adcli
+from adcli.engine.core import Tracer
+from adcli.errors import TracingError, UnsupportedError
+from adcli.testing import check_grad
+
+THIS_FILE = "test_regressions.py"
+
+
+def raw(a):
+    """The array behind a traced value (what NumPy would hold), or the array itself."""
+    return a.value if isinstance(a, Tracer) else a
+
+
+def agrees_with_numpy(f, *args, argnums=0):
+    """adcli's value equals NumPy's on the same inputs and its gradient passes finite differences."""
+    expected = f(*[np.copy(a) for a in args])
+    value, _ = adcli.value_and_grad(f, argnums)(*args)
+    np.testing.assert_allclose(value, expected, rtol=1e-12, atol=1e-12)
+    return check_grad(f, *args, argnums=argnums)
+
+
+def refused(f, x, exc, *words):
+    with pytest.raises(exc) as info:
+        adcli.grad(f)(x)
+    msg = str(info.value)
+    assert THIS_FILE in msg, msg
+    for w in words:
+        assert w in msg, f"{w!r} not in: {msg}"
+    return msg
+
+
+# --- A. ediff1d with to_begin / to_end --------------------------------------------------------
+
+
+@pytest.mark.parametrize("kwargs", [{"to_end": [0.5]}, {"to_begin": np.array([2.0, -1.0])},
+                                    {"to_begin": 3.0, "to_end": [0.5, 0.25]}, {}])
+def test_A_ediff1d_with_extras(kwargs):
+    w = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+
+    def f(x):
+        d = np.ediff1d(x, **kwargs)
+        return np.sum(d * w[: d.size])
+
+    g = agrees_with_numpy(f, np.array([1.0, 4.0, 9.0]))
+    if kwargs == {"to_end": [0.5]}:
+        np.testing.assert_allclose(g, [-1.0, -1.0, 2.0])  # d(1*(x1-x0) + 2*(x2-x1))/dx
+
+
+def test_A_ediff1d_traced_extras_get_their_gradient():
+    def f(x, e):
+        return np.sum(np.ediff1d(x, to_begin=e, to_end=e * 2.0) * np.arange(1.0, 6.0))
+
+    agrees_with_numpy(f, np.array([[1.0, 4.0], [9.0, 16.0]]), np.array([0.5]), argnums=(0, 1))
+
+
+def test_A_ediff1d_refuses_unsafe_cast_like_numpy():
+    with pytest.raises(TypeError, match="same_kind"):
+        adcli.grad(lambda x: np.sum(np.ediff1d(x.astype(np.float32), to_end=np.array([1 + 2j]))))(np.ones(3))
+
+
+# --- B. einsum broadcasting a size-1 letter -----------------------------------------------------
+
+
+@pytest.mark.parametrize("spec,shapes", [
+    ("ab,cb->", [(2, 3), (4, 1)]),
+    ("ab,cb,c->a", [(2, 1), (4, 3), (1,)]),
+    ("aab,ba->", [(2, 2, 2), (1, 2)]),
+    ("ab,b->ab", [(2, 1), (3,)]),
+    ("ii,i->", [(3, 3), (1,)]),
+    ("...a,a->...", [(2, 1, 3), (1,)]),
+])
+def test_B_einsum_broadcasts_size_one_letters(spec, shapes):
+    rng = np.random.default_rng(3)
+    ops = [rng.standard_normal(s) for s in shapes]
+    w = rng.standard_normal(np.shape(np.einsum(spec, *ops)))
+
+    def f(*a):
+        return np.sum(np.einsum(spec, *a) * w)
+
+    agrees_with_numpy(f, *ops, argnums=tuple(range(len(ops))))
+
+
+def test_B_einsum_repeated_letter_broadcast_gradient():
+    x = np.arange(8.0).reshape(2, 2, 2)
+    g = adcli.grad(lambda x: np.einsum("aab,ba->", x, np.array([[1.0, 2.0]])))(x)
+    # d/dx[a,a,b] of sum_ab x[a,a,b] * y[0,a]: y[0,a] on the diagonal, for every b
+    np.testing.assert_array_equal(g, [[[1, 1], [0, 0]], [[0, 0], [2, 2]]])
+
+
+# --- C. views NumPy makes: diagonal, einsum, astype(copy=False) -------------------------------
+
+VIEWS = {
+    "np.diagonal": lambda y: np.diagonal(y),
+    ".diagonal()": lambda y: y.diagonal(),
+    "np.diag": lambda y: np.diag(y),
+    "einsum ii->i": lambda y: np.einsum("ii->i", y),
+    "einsum ij->ji": lambda y: np.einsum("ij->ji", y)[0],
+    "einsum ij": lambda y: np.einsum("ij", y)[0],
+    "astype copy=False": lambda y: y.astype(np.float64, copy=False)[0],
+    "np.astype copy=False": lambda y: np.astype(y, np.float64, copy=False)[0],
+}
+
+
+@pytest.mark.parametrize("name", list(VIEWS))
+def test_C_a_write_seen_through_a_numpy_view_is_followed_or_refused(name):
+    view = VIEWS[name]
+
+    def f(x):
+        y = x * 1.0
+        d = view(y)
+        y[0, 0] = 5.0
+        return np.sum(d * np.array([1.0, 2.0]))
+
+    x = np.array([[1.0, 2.0], [3.0, 4.0]])
+    try:
+        value, g = adcli.value_and_grad(f)(x)
+    except UnsupportedError as e:
+        assert THIS_FILE in str(e) and "view" in str(e)
+    else:  # following the write is fine too, but then with NumPy's numbers
+        assert value == f(x.copy())
+        check_grad(f, x)
+
+
+@pytest.mark.parametrize("name", list(VIEWS))
+def test_C_view_results_share_memory_as_in_numpy(name):
+    seen = {}
+
+    def f(x):
+        y = x * 1.0
+        d = view(y)
+        seen["shares"] = np.shares_memory(d.value, y.value)
+        return np.sum(d)
+
+    view = VIEWS[name]
+    x = np.array([[1.0, 2.0], [3.0, 4.0]])
+    y = x * 1.0
+    adcli.grad(f)(x)
+    assert seen["shares"] == np.shares_memory(view(y), y)
+
+
+def test_C_astype_copy_false_is_the_same_object():
+    def f(x):
+        y = x * 1.0
+        assert y.astype(np.float64, copy=False) is y
+        assert y.astype(np.float64) is not y
+        return np.sum(y)
+
+    adcli.grad(f)(np.ones(2))
+
+
+# --- D. flat repeat into a non-C-contiguous gradient buffer ------------------------------------
+
+
+@pytest.mark.parametrize("form", ["method", "function", "axis"])
+def test_D_repeat_pullback_with_f_ordered_gradient(form):
+    def f(x):
+        r = x.repeat(2) if form == "method" else np.repeat(x, [1, 2, 3], axis=1) if form == "axis" else np.repeat(x, 3)
+        return np.sum(r * np.arange(r.size).reshape(r.shape)) + np.sum(x.T * 1.0 * np.arange(6.0).reshape(3, 2))
+
+    g = agrees_with_numpy(f, np.ones((2, 3)))
+    assert g.shape == (2, 3)
+
+
+def test_D_issue_example():
+    g = adcli.grad(lambda x: np.sum(x.repeat(2)) + np.sum(x.T * 1.0))(np.ones((2, 3)))
+    np.testing.assert_array_equal(g, np.full((2, 3), 3.0))
+
+
+# --- E. an assigned value with extra leading size-1 axes --------------------------------------
+
+
+@pytest.mark.parametrize("shape,idx,rhs", [
+    ((3, 2), slice(0, 2), lambda x: x[1:2][None]),
+    ((3,), slice(0, 2), lambda x: x[1:2][None]),
+    ((3, 2), (slice(None), 0), lambda x: x[None, None, :, 1]),
+    ((3, 2), 1, lambda x: x[2:3][None]),
+])
+def test_E_assignment_drops_leading_size_one_axes(shape, idx, rhs):
+    w = np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape)
+
+    def f(x):
+        y = x * 1.0
+        y[idx] = rhs(x) * 2.0
+        return np.sum(y * w)
+
+    agrees_with_numpy(f, np.random.default_rng(0).uniform(0.5, 1.5, shape))
+
+
+def test_E_issue_example():
+    def f(x):
+        y = x * 1.0
+        y[0:2] = x[1:2][None]
+        return np.sum(y * np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]))
+
+    g = adcli.grad(f)(np.ones((3, 2)))
+    np.testing.assert_array_equal(g[1], [1.0 + 3.0, 2.0 + 4.0])
+
+
+# --- F. a traced 0-d array written into a plain array ------------------------------------------
+
+
+def test_F_traced_0d_array_into_plain_array():
+    def f(x):
+        plain = np.zeros(3)
+        plain[0] = x[0:1].reshape(())
+        return np.sum(plain)
+
+    refused(f, np.ones(3), TracingError, "writing a traced value into a plain array", "plain[0] = x[0:1]",
+            "np.zeros_like")
+
+
+# --- G. Python number protocols -----------------------------------------------------------------
+
+
+def test_G_hash_is_an_adcli_error():
+    refused(lambda x: hash(x[0]), np.ones(3), TracingError, "hash()")
+    refused(lambda x: len({x[0], x[1]}) * x[0], np.ones(3), TracingError, "hash()")
+
+
+def test_G_hash_of_a_traced_array_is_numpys_type_error():
+    with pytest.raises(TypeError, match="unhashable"):
+        adcli.grad(lambda x: hash(x))(np.ones(3))
+
+
+@pytest.mark.parametrize("form", ["divmod(x, .7)", "divmod(2.5, x)", "np.divmod(x, .7)", "divmod(x[0], .7)"])
+def test_G_divmod(form):
+    def f(x):
+        q, r = eval(form)
+        return np.sum(r * (q + 1.0))
+
+    agrees_with_numpy(f, np.array([1.1, 2.3, 0.9]))
+
+
+@pytest.mark.parametrize("fn", [math.trunc, math.floor, math.ceil])
+def test_G_math_integer_functions_are_exact(fn):
+    def f(x):
+        return fn(x[0] * 3.0) * x[1]
+
+    agrees_with_numpy(f, np.array([1.1, 2.3, 0.5]))
+
+
+# --- H. memory layout as NumPy has it ----------------------------------------------------------
+
+
+def test_H_copy_method_is_c_ordered_like_numpy():
+    def f(x):
+        assert raw(x.T.copy()).flags.c_contiguous  # ndarray.copy: order "C"
+        assert raw(np.copy(x.T)).flags.f_contiguous  # np.copy keeps the layout (order K)
+        assert raw(x.T.copy(order="F")).flags.f_contiguous
+        return np.sum(x)
+
+    adcli.grad(f)(np.ones((2, 3)))
+
+
+def test_H_issue_example_is_followed_or_refused():
+    def f(x):
+        y = x.T.copy()
+        r = y.ravel()
+        y *= 2.0
+        return np.sum(r * np.arange(6.0))
+
+    x = np.arange(6.0).reshape(2, 3)
+    try:
+        value, g = adcli.value_and_grad(f)(x)
+    except UnsupportedError as e:
+        assert THIS_FILE in str(e)
+    else:
+        assert value == f(x.copy())
+        check_grad(f, x)
+
+
+def test_H_take_has_numpys_layout():
+    seen = {}
+
+    def f(x):
+        t = np.take(x, [0, 2], axis=1)
+        seen["strides"] = raw(t).strides
+        return np.sum(t * np.array([[1.0, 2.0]]))
+
+    x = np.arange(12.0).reshape(4, 3).T
+    agrees_with_numpy(f, x.copy(order="F"))
+    assert seen["strides"] == np.take(x, [0, 2], axis=1).strides
+
+
+def test_H_copy_on_write_keeps_f_order():
+    seen = {}
+
+    def f(x):
+        y = x.T * 1.0  # F-ordered, as NumPy makes it
+        keep = y  # a second reference forces copy-on-write
+        y[0, 0] = 7.0
+        seen["f"] = raw(y).flags.f_contiguous
+        return np.sum(keep * np.arange(6.0).reshape(3, 2))
+
+    agrees_with_numpy(f, np.ones((2, 3)))
+    assert seen["f"]
+
+
+def test_H_inplace_operator_keeps_layout():
+    seen = {}
+
+    def f(x):
+        y = x.T * 1.0  # F-ordered
+        y += np.ones((3, 2))  # the sum alone would be C-ordered
+        seen["f"] = raw(y).flags.f_contiguous
+        return np.sum(y * np.arange(6.0).reshape(3, 2))
+
+    agrees_with_numpy(f, np.ones((2, 3)))
+    assert seen["f"]
+
+
+# --- refusals that named something the user never wrote, or refused what NumPy does ------------
+
+
+def test_inplace_with_a_temporary_transposed_view_of_itself():
+    def f(x):
+        y = x * 1.0
+        y += y.T
+        return np.sum(y * np.arange(4.0).reshape(2, 2))
+
+    g = agrees_with_numpy(f, np.array([[1.0, 2.0], [3.0, 4.0]]))
+    np.testing.assert_allclose(g, np.arange(4.0).reshape(2, 2) + np.arange(4.0).reshape(2, 2).T)
+
+
+def test_a_held_view_still_blocks_an_inplace_operator():
+    def f(x):
+        y = x * 1.0
+        t = y.T
+        y += t
+        return np.sum(t)
+
+    refused(f, np.ones((2, 2)), UnsupportedError, "view")
+
+
+@pytest.mark.parametrize("make", [
+    lambda x: np.zeros_like(x).reshape(3, 2),
+    lambda x: x.copy().reshape(2, 3).T,
+    lambda x: (x * 2.0)[::2].reshape(3, 1),
+    lambda x: np.reshape(x * 2.0, (2, 3)),
+])
+def test_write_into_a_view_of_an_unreachable_temporary(make):
+    def f(x):
+        z = make(x)
+        z[0] = x[0:1] * 3.0
+        z -= 1.0
+        return np.sum(z * np.arange(1.0, 1.0 + z.size).reshape(z.shape))
+
+    agrees_with_numpy(f, np.linspace(0.5, 1.5, 6))
+
+
+def test_view_of_an_unreachable_temporary_keeps_numpys_strides():
+    seen = {}
+
+    def f(x):
+        z = (x * 2.0)[::2]
+        z[0] = 5.0
+        seen["strides"] = raw(z).strides
+        return np.sum(z)
+
+    agrees_with_numpy(f, np.ones(6))
+    assert seen["strides"] == (16,)
+
+
+def test_write_into_a_view_whose_base_is_alive_is_refused():
+    def f(x):
+        y = x * 1.0
+        z = y.reshape(3, 2)
+        z[0] = 1.0
+        return np.sum(y)
+
+    refused(f, np.ones(6), UnsupportedError, "view")
+
+
+def test_read_only_views_refuse_writes_like_numpy():
+    def f(x):
+        d = np.diagonal(x * 1.0)
+        d[0] = 1.0
+        return np.sum(d)
+
+    with pytest.raises(ValueError, match="read-only"):
+        adcli.grad(f)(np.ones((2, 2)))
+
+
+def test_plain_inplace_names_the_operator_not_out():
+    def f(x):
+        p = np.zeros(3)
+        p += x
+        return np.sum(p)
+
+    msg = refused(f, np.ones(3), TracingError, "in-place operator on a plain array", "p += x", "np.zeros_like")
+    assert "out=" not in msg
+
+
+def test_plain_row_write_names_the_assignment_not_asarray():
+    def f(x):
+        p = np.zeros((2, 3))
+        p[0] = x
+        return np.sum(p)
+
+    msg = refused(f, np.ones(3), TracingError, "writing a traced value into a plain array", "p[0] = x",
+                  "np.zeros_like")
+    assert "asarray" not in msg
+
+
+def test_plain_array_from_an_argument_outside_argnums_says_so():
+    def f(x, c):
+        p = c * 2.0
+        p[0] = x[0]
+        return np.sum(p)
+
+    with pytest.raises(TracingError, match="argnums") as info:
+        adcli.grad(f, argnums=0)(np.ones(3), np.ones(3))
+    assert THIS_FILE in str(info.value)
+    agrees_with_numpy(f, np.ones(3), np.ones(3), argnums=(0, 1))
+
+
+def test_full_with_a_traced_fill_names_np_full():
+    msg = refused(lambda x: np.sum(np.full(3, x[0])), np.ones(3), TracingError, "np.full(", "np.ones")
+    assert "copyto" not in msg
+
+
+def test_full_like_with_a_traced_fill_works():
+    def f(x):
+        return np.sum(np.full_like(x, x[0] * 2.0) * np.arange(3.0)) + np.sum(np.full_like(x, x[1:2], shape=(2, 2)))
+
+    agrees_with_numpy(f, np.array([1.0, 2.0, 3.0]))
+
+
+def test_full_like_of_a_plain_prototype_names_full_like():
+    msg = refused(lambda x: np.sum(np.full_like(np.zeros(3), x[0])), np.ones(3), TracingError, "np.full_like(")
+    assert "copyto" not in msg
+
+
+def test_copyto_into_a_traced_array_is_an_assignment():
+    def f(x):
+        y = np.zeros_like(x)
+        np.copyto(y, x[::-1] * 2.0)
+        np.copyto(y, 1.0, where=np.array([True, False, False]))
+        return np.sum(y * np.arange(3.0))
+
+    agrees_with_numpy(f, np.array([1.0, 2.0, 3.0]))
+
+
+def test_copyto_into_a_plain_array_names_copyto():
+    refused(lambda x: np.sum(np.copyto(np.zeros(3), x)), np.ones(3), TracingError, "np.copyto")
+
