@@ -12,8 +12,8 @@ import numpy as np
 from .core import OUTPUT_AT, Tracer, record
 from .derive import derive
 from .mutation import _pb_getitem
-from .rules_shape import viewing
 from .registry import defnative
+from .rules_shape import viewing
 
 ndarray = np.ndarray
 
