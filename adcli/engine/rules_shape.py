@@ -19,7 +19,8 @@ def _val(x):
 def viewing(x, t):
     """Mark tracer ``t`` as a view of traced ``x`` when its value shares x's memory (NumPy view
     semantics): assignment into ``t`` is refused, and assignment into x checks t (mutation)."""
-    if isinstance(t, Tracer) and type(t.value) is ndarray and t.value.base is not None and type(x.value) is ndarray:
+    if (isinstance(t, Tracer) and type(t.value) is ndarray and t.value.base is not None and type(x.value) is ndarray
+            and np.may_share_memory(t.value, x.value)):  # reshape may copy: then its base is that copy
         root = getattr(x, "root", None)
         if root is None:
             root = x
@@ -126,9 +127,20 @@ def _expand_dims(a, axis):
     return reshape(a, tuple(shape))
 
 
+RAVEL = Primitive(
+    "numpy.ravel",
+    lambda x, order="C": np.ravel(x, order),
+    lambda g, ans, x, order="C": np.reshape(g, np.shape(x), order="F" if order == "F" else "C"),
+)
+
+
 @defnative(np.ravel)
 def _ravel(a, order="C"):
-    return reshape(a, (-1,), "F" if order == "F" else "C")
+    # np.ravel itself, not reshape(-1): for a reversed array NumPy's ravel copies where reshape
+    # would return a negative-stride view
+    if order not in ("C", "F"):
+        raise UnsupportedError(f"ravel(..., order={order!r}) on a traced value: use 'C' or 'F'")
+    return viewing(a, apply(RAVEL, a, order=order))
 
 
 @defnative(np.broadcast_to)
@@ -280,7 +292,9 @@ def _clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,
 
 def _sort_fwd(x, axis, kind):
     order = np.argsort(x, axis=axis, kind=kind)
-    return np.take_along_axis(x, order, axis=axis), order
+    ans = np.empty_like(x)  # np.sort sorts a copy(order="K"): keep x's layout
+    ans[...] = np.take_along_axis(x, order, axis=axis)
+    return ans, order
 
 
 def _pb_sort(node, g, acc):
