@@ -26,11 +26,11 @@ _new = object.__new__
 class Tracer:
     """A traced value: ``value`` (float, NumPy scalar or ndarray), its index on ``tape``.
 
-    ``root`` and ``views`` exist only on some tracers (in-place assignment bookkeeping, see
-    engine.mutation); read them with ``getattr(t, "root", None)``.
+    ``root``, ``redo`` and ``views`` exist only on some tracers (view bookkeeping for in-place
+    writes, see engine.mutation); read them with ``getattr(t, "root", None)``.
     """
 
-    __slots__ = ("value", "idx", "tape", "root", "views", "__weakref__")
+    __slots__ = ("value", "idx", "tape", "root", "redo", "views", "__weakref__")
     # Higher than ndarray's, so mixed binary operators defer to us.
     __array_priority__ = 100.0
 

@@ -11,9 +11,10 @@ Assignment is supported into arrays the traced code made itself (``np.zeros_like
   to it sees the assignment, as with an ndarray;
 * the write happens in place when nobody else holds the old memory (``sys.getrefcount``), and
   on a copy otherwise (copy-on-write), so values saved for earlier pullbacks are never changed;
-* a live *view* of the array (``row = y[0]``) whose memory the assignment overwrites would
-  change in NumPy but not in the engine, so that case is refused with an error, as are
-  assignment into an input of the differentiated function and assignment through a view.
+* live *views* of the array (``row = y[0]``, ``y.T``, ``np.diagonal(y)``) see the write, and a
+  write into a view is a write into the array it views, as in NumPy (see below);
+* assignment into an input of the differentiated function (or a view of one) is refused: NumPy
+  would modify the caller's array.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import weakref
 import numpy as np
 
 from ..errors import TracingError, UnsupportedError
-from .core import OUTPUT_AT, Tracer, mixed_tapes, record, sum_to_shape
+from .core import OUTPUT_AT, Tracer, has_tracer, mixed_tapes, record, sum_to_shape
 from .registry import defnative
 from .where import numpy_entry, user_location
 
@@ -75,7 +76,7 @@ def getitem(x: Tracer, idx):
     if not advanced and type(ans) is ndarray:
         from .rules_shape import viewing
 
-        viewing(x, t)
+        viewing(x, t, lambda r: getitem(r, idx))
     return t
 
 
@@ -88,96 +89,95 @@ def _pb_getitem(node, g, acc):
         buf[idx] += g
 
 
-# --- views: who might see an in-place write ----------------------------------------------
+# --- views: NumPy's semantics for writes ----------------------------------------------------
 #
-# Each live view of an assignable array is remembered (weakly) together with the array value it
-# was taken from. An assignment ``t[idx] = v`` overlaps a view when the view shares memory with
-# ``M[idx]`` in that same value ``M``: an index-space test that stays right after copy-on-write
-# has moved ``t`` to new memory.
+# Every traced value that shares memory with a traced array is a *view* of that array's root
+# (rules_shape.viewing marks it: ``t.root``, and ``t.redo(root)`` re-applies the operations that
+# made it). A write into the root (assignment, in-place operator, np.copyto, a ufunc's out=)
+# updates the root's tracer and then re-derives every live view from the new value, so each
+# sees the write as it does in NumPy. A write into a view is a write into its root at the
+# positions the view's elements occupy (found from their memory addresses), then the same
+# refresh. Each re-derivation is recorded on the tape like any other operation, so gradients
+# flow through the view's new version to the root's new version.
 
 
 def note_view(root: Tracer, view: Tracer) -> None:
-    """Remember that ``view`` shares the memory of ``root``'s current value."""
+    """Remember (weakly) that ``view`` shares ``root``'s memory."""
     views = getattr(root, "views", None)
     if views is None:
         views = root.views = []
     elif len(views) > 8:
-        views[:] = [(v, m) for v, m in views if v() is not None]
-    views.append((weakref.ref(view), weakref.ref(root.value)))
+        views[:] = [r for r in views if r() is not None]
+    views.append(weakref.ref(view))
 
 
-def _check_views(t: Tracer, idx, advanced: bool, action: str, exclude=None) -> None:
-    views = getattr(t, "views", None)
+def refresh_views(root: Tracer) -> None:
+    """After a write into ``root``, make every live view of it see the new value."""
+    views = getattr(root, "views", None)
     if not views:
         return
-    live = []
-    for vref, mref in views:
-        v, m = vref(), mref()
-        if v is None or m is None:
-            continue
-        live.append((vref, mref))
-        if v is exclude:
-            continue
-        # Integer indices are made slices so that m[idx] stays a view of m (a scalar copy
-        # would share no memory); advanced indices count as touching the whole array.
-        region = m if advanced else m[_as_view_index(idx)]
-        if np.shares_memory(v.value, region):
-            raise UnsupportedError(
-                f"{action} at {user_location(4)} overwrites memory that a view taken earlier "
-                "(e.g. row = y[0], y.T, y.reshape(...)) also sees; NumPy would change the view too, which "
-                "the engine cannot follow: take a copy of the view (.copy()) before the assignment"
-            )
-    views[:] = live
+    live = [v for v in (r() for r in views) if v is not None]
+    for v in live:
+        new = v.redo(root)
+        v.value, v.idx = new.value, new.idx
+    root.views = [weakref.ref(v) for v in live]
 
 
-def _as_view_index(idx):
-    parts = idx if type(idx) is tuple else (idx,)
-    out = tuple(slice(i, i + 1 if i != -1 else None) if isinstance(i, (int, np.integer)) else i for i in parts)
-    return out
+def _write_through(t: Tracer, idx, v, action: str) -> None:
+    """``t[idx] = v`` for a view ``t``: the same write into t's root, at the positions that the
+    elements of ``t[idx]`` occupy in the root."""
+    root = t.root
+    _check_target(root, action, "a view of ")
+    setitem(root, _positions(root.value, t.value, idx, action), v)
 
 
-def _check_target(t: Tracer, action: str) -> None:
+def _offsets(a: np.ndarray, start: int, item: int):
+    """Each element's distance from address ``start``, in items (None if not whole items)."""
+    off, rem = divmod(a.__array_interface__["data"][0] - start, item)
+    if rem or any(s % item for s in a.strides):
+        return None
+    o = np.full(a.shape, off, dtype=np.intp)
+    for k, (n, s) in enumerate(zip(a.shape, a.strides)):
+        if n > 1 and s:
+            o += (np.arange(n, dtype=np.intp) * (s // item)).reshape((n,) + (1,) * (a.ndim - k - 1))
+    return o
+
+
+def _positions(rv: np.ndarray, tv: np.ndarray, idx, action: str):
+    """The index into ``rv`` that addresses the same memory as ``tv[idx]``."""
+    start, item = rv.__array_interface__["data"][0], rv.itemsize
+    mine = _offsets(tv, start, item)
+    if mine is not None:
+        mine = mine[idx]
+        if rv.flags.c_contiguous:
+            flat = mine
+            ok = bool(np.all((flat >= 0) & (flat < rv.size)))
+        else:
+            theirs = _offsets(rv, start, item).ravel()
+            order = np.argsort(theirs, kind="stable")
+            flat = order[np.searchsorted(theirs[order], mine).clip(0, rv.size - 1)]
+            ok = bool(np.all(theirs[flat] == mine))
+        if ok:
+            return np.unravel_index(flat, rv.shape)
+    raise UnsupportedError(
+        f"{action} through a view at {user_location(5)} whose memory the engine cannot map onto its base "
+        "array: copy the view first (.copy()) and assign into the copy"
+    )
+
+
+def _check_target(t: Tracer, action: str, what: str = "") -> None:
+    if t.tape.nodes[t.idx] is None:
+        raise UnsupportedError(
+            f"{action} into {what}an input of the differentiated function at {user_location(5)}: NumPy would "
+            "modify the caller's array; copy it first (x = x.copy()) and assign into the copy"
+        )
+
+
+def _check_writable(t: Tracer) -> None:
     if type(t.value) is not ndarray:
         raise TypeError(f"{type(t.value).__name__!r} object does not support item assignment")
     if not t.value.flags.writeable:  # np.diagonal, np.broadcast_to: read-only views in NumPy too
         raise ValueError("assignment destination is read-only")
-    if getattr(t, "root", None) is not None and not _detach(t):
-        raise UnsupportedError(
-            f"{action} through a view at {user_location(4)} (e.g. y[i][j] = v or y.T[...] = v): write into the "
-            "array itself (y[i, j] = v), or copy the view first"
-        )
-    if t.tape.nodes[t.idx] is None:
-        raise UnsupportedError(
-            f"{action} into an input of the differentiated function at {user_location(4)}: NumPy would modify "
-            "the caller's array; copy it first (x = x.copy()) and assign into the copy"
-        )
-
-
-# References to a view's root tracer that only the view holds: the view's ``root`` slot, the
-# local name in _detach and getrefcount's argument.
-_ROOT_ONLY_IN_VIEW = 3
-
-
-def _detach(t: Tracer) -> bool:
-    """Make view ``t`` an array of its own when nothing else can see its root's memory (the root
-    is a temporary: ``z = np.zeros_like(x).reshape(3, 2)``, ``w = x.copy().T``): a write into
-    ``t`` is then a write into an array nobody else observes, as in NumPy. The new memory is a
-    copy of the whole root with ``t`` at the same offset and strides, so t's layout is NumPy's."""
-    root = t.root
-    views = getattr(root, "views", None) or []
-    if any(v() is not None and v() is not t for v, _ in views):
-        return False  # another view of the same memory is alive: it would have to see the write
-    if sys.getrefcount(root) > _ROOT_ONLY_IN_VIEW:
-        return False  # the root itself is still reachable (a name, a list, a derived body)
-    base, val = root.value, t.value
-    if type(base) is not ndarray or not np.shares_memory(base, val):
-        return False
-    moved = _copy_keep_layout(val, base)
-    node = (_pb_detach, t.idx, moved)
-    t.root = None
-    t.value = moved
-    t.idx = record(t.tape, node, moved).idx
-    return True
 
 
 def _copy_keep_layout(val: np.ndarray, base=None) -> np.ndarray:
@@ -195,26 +195,24 @@ def _copy_keep_layout(val: np.ndarray, base=None) -> np.ndarray:
     return np.ndarray(val.shape, val.dtype, buffer=copy, offset=offset, strides=val.strides)
 
 
-def _pb_detach(node, g, acc):
-    acc.add(node[1], g)
-
-
 # References to an ndarray that nobody else shares: the tracer's slot, the local name in
 # setitem, and getrefcount's own argument.
 _SOLE_OWNER_REFS = 3
-# References to a right-hand side that only the assignment statement holds: the interpreter's
-# stack, setitem's parameter and getrefcount's argument.
-_TEMPORARY_REFS = 3
 # References to the view in `y[0:2] += v` when inplace() runs: the stack, the operator
 # method's `self`, inplace's parameter and getrefcount's argument.
 _TEMPORARY_VIEW_REFS = 4
-# References to the right-hand side of `y += y.T` when inplace() runs: the stack, the operator
-# method's `other`, inplace's parameter and getrefcount's argument.
-_TEMPORARY_OPERAND_REFS = 4
 
 
 def setitem(t: Tracer, idx, v) -> None:
-    """``t[idx] = v`` for a traced array ``t`` (v traced or plain)."""
+    """``t[idx] = v`` for a traced array ``t`` (v traced or plain), with NumPy's semantics."""
+    _check_writable(t)
+    if isinstance(v, (list, tuple)) and has_tracer(v):
+        raise TracingError(
+            f"assigning a list of traced values at {user_location(3)}: use np.stack(...) to make one traced array first"
+        )
+    if getattr(t, "root", None) is not None:
+        _write_through(t, idx, v, "assignment")
+        return
     _check_target(t, "assignment")
     idx, advanced, repeats = clean_index(idx)
     if isinstance(v, Tracer):
@@ -223,27 +221,20 @@ def setitem(t: Tracer, idx, v) -> None:
         vv, vp = v.value, v.idx
     else:
         vv, vp = v, None
-        if isinstance(v, (list, tuple)) and any(isinstance(e, Tracer) for e in v):
-            raise TracingError(
-                f"assigning a list of traced values at {user_location(3)}: use np.stack(...) to make one traced array first"
-            )
     if repeats:
         _refuse_repeated(t.value, idx)
-    # A right-hand side that is a temporary view (y[1:] = y[:-1]) is read before the write, as
-    # NumPy does; one the program still holds (z = y[:-1]; y[1:] = z) is checked like any view.
-    temporary = v if isinstance(v, Tracer) and sys.getrefcount(v) <= _TEMPORARY_REFS else None
-    _check_views(t, idx, advanced, "assignment", exclude=temporary)
     val = t.value
     copied = None
     # In place only if this array owns its memory and nothing else references it (no saved
-    # residual, no view, no caller); otherwise write into a copy (copy-on-write).
+    # residual, no view, no caller); otherwise write into a copy (copy-on-write). A right-hand
+    # side that views the target (y[1:] = y[:-1]) is buffered by NumPy itself.
     if not (val.flags.owndata and val.flags.writeable) or sys.getrefcount(val) > _SOLE_OWNER_REFS:
         val = copied = _copy_keep_layout(val)  # NumPy writes in place: keep the layout (strides)
     val[idx] = vv
     node = (_pb_setitem, t.idx, vp, idx, np.shape(vv), len(t.tape.nodes), copied)
     t.value = val
-    new = record(t.tape, node, val)
-    t.idx = new.idx
+    t.idx = record(t.tape, node, val).idx
+    refresh_views(t)
 
 
 def _refuse_repeated(val, idx):
@@ -321,18 +312,19 @@ def _copyto(dst, src, casting="same_kind", where=True):
 
 def inplace(t: Tracer, op, other):
     """``t op= other`` (e.g. ``+=``). Scalars are immutable, so Python rebinds: we return a new
-    tracer. Arrays keep NumPy's semantics: the Tracer object itself now stands for the result."""
+    tracer. Arrays keep NumPy's semantics: the Tracer object itself now stands for the result,
+    and views of it see the change."""
     if type(t.value) is not ndarray:
         return op(t, other)
     if getattr(t, "root", None) is not None and sys.getrefcount(t) <= _TEMPORARY_VIEW_REFS:
         # y[0:2] += v: Python computes tmp = y[0:2]; tmp += v; y[0:2] = tmp. The view is a
         # temporary, so the new value can be returned and the assignment that follows writes it.
         return op(t, other)
-    _check_target(t, "in-place operator")
-    # y += y.T: the right-hand side view is a temporary of this statement, read before the write
-    # (NumPy buffers overlapping operands); a view the program still holds is checked as usual.
-    temporary = other if isinstance(other, Tracer) and sys.getrefcount(other) <= _TEMPORARY_OPERAND_REFS else None
-    new = op(t, other)
+    if not t.value.flags.writeable:
+        raise ValueError("output array is read-only")
+    if getattr(t, "root", None) is None:
+        _check_target(t, "in-place operator")
+    new = op(t, other)  # the right-hand side is read before the write, as NumPy buffers overlaps
     if not isinstance(new, Tracer):
         return new
     if new.value.dtype != t.value.dtype or new.value.shape != t.value.shape:
@@ -341,14 +333,17 @@ def inplace(t: Tracer, op, other):
                 f"non-broadcastable output operand with shape {t.value.shape} doesn't match the broadcast shape {new.value.shape}"
             )
         new = new.astype(t.value.dtype)
-    _check_views(t, Ellipsis, False, "in-place operator", exclude=temporary)
+    if getattr(t, "root", None) is not None:
+        _write_through(t, Ellipsis, new, "in-place operator")
+        return t
     value = new.value
-    if value.strides != t.value.strides:
+    if type(value) is not ndarray or value.strides != t.value.strides:
         # NumPy writes into t's memory, so t keeps its layout; the result may have another one
         value = np.empty_like(t.value)
         value[...] = new.value
     t.value, t.idx = value, new.idx
+    refresh_views(t)
     return t
 
 
-OUTPUT_AT.update({_pb_getitem: 6, _pb_setitem: 6, _pb_detach: 2})
+OUTPUT_AT.update({_pb_getitem: 6, _pb_setitem: 6})

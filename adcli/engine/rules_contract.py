@@ -242,9 +242,11 @@ def _einsum(*operands, out=None, optimize=False, **kwargs):
     if len(subs) != len(arrays):
         raise ValueError("einsum: the number of subscript terms does not match the number of operands")
     opt = optimize if isinstance(optimize, (bool, str)) else False  # a precomputed path is for other shapes
-    ans = apply(_einsum_prim(len(arrays)), *arrays, subs=subs, out=outs, optimize=opt)
+    prim = _einsum_prim(len(arrays))
+    ans = apply(prim, *arrays, subs=subs, out=outs, optimize=opt)
     if len(arrays) == 1 and isinstance(arrays[0], Tracer):
-        viewing(arrays[0], ans)  # 'ii->i', 'ij->ji', 'ij': NumPy returns a (writeable) view
+        # 'ii->i', 'ij->ji', 'ij': NumPy returns a (writeable) view
+        viewing(arrays[0], ans, lambda r: apply(prim, r, subs=subs, out=outs, optimize=opt))
     return ans
 
 

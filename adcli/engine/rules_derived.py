@@ -41,7 +41,8 @@ def _diagonal(a, offset=0, axis1=0, axis2=1):
     nd = np.ndim(x)
     axis1, axis2 = int(axis1) % nd, int(axis2) % nd
     ans = np.diagonal(x, offset, axis1, axis2)  # a read-only view in NumPy, tracked as one here
-    return viewing(a, record(a.tape, (_pb_diagonal, a.idx, x.shape, x.dtype, int(offset), axis1, axis2), ans))
+    t = record(a.tape, (_pb_diagonal, a.idx, x.shape, x.dtype, int(offset), axis1, axis2), ans)
+    return viewing(a, t, lambda r: _diagonal(r, offset, axis1, axis2))
 
 
 def _pb_repeat(node, g, acc):

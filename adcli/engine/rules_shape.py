@@ -16,18 +16,21 @@ def _val(x):
     return x.value if isinstance(x, Tracer) else x
 
 
-def viewing(x, t):
+def viewing(x, t, redo):
     """Mark tracer ``t`` as a view of traced ``x`` when its value shares x's memory (NumPy view
-    semantics): assignment into ``t`` is refused, and assignment into x checks t (mutation)."""
+    semantics, see engine.mutation): ``redo(x)`` makes ``t`` again from x, and is re-applied to
+    the root array after a write into it so that the view sees the write."""
     if (isinstance(t, Tracer) and type(t.value) is ndarray and t.value.base is not None and type(x.value) is ndarray
             and np.may_share_memory(t.value, x.value)):  # reshape may copy: then its base is that copy
         root = getattr(x, "root", None)
         if root is None:
-            root = x
-        t.root = root
+            t.root, t.redo = x, redo
+        else:
+            inner = x.redo
+            t.root, t.redo = root, lambda r: redo(inner(r))
         from .mutation import note_view
 
-        note_view(root, t)
+        note_view(t.root, t)
     return t
 
 
@@ -59,13 +62,13 @@ def reshape(x, shape, order="C"):
     if order not in ("C", "F"):
         raise UnsupportedError(f"reshape(..., order={order!r}) on a traced value: use 'C' or 'F'")
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
-    return viewing(x, apply(RESHAPE, x, shape, order=order))
+    return viewing(x, apply(RESHAPE, x, shape, order=order), lambda r: reshape(r, shape, order))
 
 
 def transpose(x, axes=None):
     if axes is not None:
         axes = tuple(int(a) % np.ndim(x.value) for a in axes)
-    return viewing(x, apply(TRANSPOSE, x, axes))
+    return viewing(x, apply(TRANSPOSE, x, axes), lambda r: transpose(r, axes))
 
 
 @defnative(np.reshape)
@@ -140,13 +143,13 @@ def _ravel(a, order="C"):
     # would return a negative-stride view
     if order not in ("C", "F"):
         raise UnsupportedError(f"ravel(..., order={order!r}) on a traced value: use 'C' or 'F'")
-    return viewing(a, apply(RAVEL, a, order=order))
+    return viewing(a, apply(RAVEL, a, order=order), lambda r: _ravel(r, order))
 
 
 @defnative(np.broadcast_to)
 def _broadcast_to(array, shape, subok=False):
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    return viewing(array, apply(BROADCAST_TO, array, shape))
+    return viewing(array, apply(BROADCAST_TO, array, shape), lambda r: _broadcast_to(r, shape))
 
 
 @defnative(np.copy)
