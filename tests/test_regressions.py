@@ -492,3 +492,136 @@ def test_copyto_into_a_traced_array_is_an_assignment():
 def test_copyto_into_a_plain_array_names_copyto():
     refused(lambda x: np.sum(np.copyto(np.zeros(3), x)), np.ones(3), TracingError, "np.copyto")
 
+
+
+# --- writes and views: NumPy's semantics in many shapes of program ----------------------------
+
+W = np.arange(1.0, 7.0).reshape(2, 3)
+VIEW_PROGRAMS = {}
+
+
+def p(f):
+    VIEW_PROGRAMS[f.__name__] = f
+    return f
+
+
+@p
+def loop_rows(x):
+    y = x * 1.0
+    for i in range(2):
+        r = y[i]
+        r *= x[1 - i, 0]
+    return np.sum(y * W)
+
+@p
+def list_of_views(x):
+    y = x * 1.0
+    vs = [y[0], y[:, 1], y.T]
+    y[0, 1] = x[1, 2] ** 2
+    y[1] += 1.0
+    return sum(np.sum(v * v) for v in vs)
+
+@p
+def chain_dead_intermediate(x):
+    y = x * 1.0
+    w = y.reshape(3, 2).T
+    y[0, 0] = 7.0 * x[0, 1]
+    return np.sum(w * np.arange(6.0).reshape(2, 3))
+
+@p
+def derived_flip(x):
+    y = x * 1.0
+    f = np.flip(y)
+    r = np.rot90(y)
+    y[0] = x[1] * 2.0
+    return np.sum(f * W) + np.sum(r * r)
+
+@p
+def broadcast_view(x):
+    y = x[0] * 1.0
+    b = np.broadcast_to(y, (2, 3))
+    y[1] = 5.0 * x[1, 1]
+    return np.sum(b * W)
+
+@p
+def advanced_write_with_views(x):
+    y = x * 1.0
+    c = y[:, ::2]
+    y[[1, 0], [2, 1]] = x[0, :2] * 3.0
+    return np.sum(c * c)
+
+@p
+def overlapping_self(x):
+    y = x * 1.0
+    y[...] = y[::-1]
+    y[:, 1:] = y[:, :-1]
+    return np.sum(y * W)
+
+@p
+def copyto_view(x):
+    y = x * 1.0
+    np.copyto(y[1], x[0] * 2.0)
+    return np.sum(y * W)
+
+@p
+def out_into_view(x):
+    y = x * 1.0
+    np.multiply(x[0], x[1], out=y[0])
+    np.exp(y[1], out=y[1])
+    return np.sum(y * W)
+
+@p
+def view_of_view_write(x):
+    y = x * 1.0
+    a = y.T
+    b = a[1:]
+    b[0, 0] = x[0, 0] * 9.0
+    b *= 2.0
+    return np.sum(y * W) + np.sum(a * a)
+
+@p
+def einsum_view_write(x):
+    y = (x.T @ x)
+    d = np.einsum("ii->i", y)
+    d += 1.0
+    t = np.einsum("ij->ji", y)
+    t[0] = x[0, :] * 2.0
+    return np.sum(y * np.arange(9.0).reshape(3, 3)) + np.sum(d)
+
+@p
+def ravel_write(x):
+    y = x.T.copy()
+    r = y.ravel()
+    r[2:4] = x[0, :2]
+    y *= 2.0
+    return np.sum(r * np.arange(6.0)) + np.sum(y * y)
+
+@p
+def squeeze_expand(x):
+    y = x * 1.0
+    e = np.expand_dims(y, 0)
+    s = np.squeeze(e)
+    s[1, 2] = 4.0 * x[0, 0]
+    e[0, 0] -= x[1]
+    return np.sum(y * W)
+
+@p
+def swap_move(x):
+    y = (x * 1.0).reshape(1, 2, 3)
+    m = np.moveaxis(y, 0, 2)
+    s = np.swapaxes(y, 1, 2)
+    m[0, 1, 0] = x[1, 2] * 5.0
+    s[0, 2] += 1.0
+    return np.sum(y) + np.sum(m * m) + np.sum(s * 2)
+
+@p
+def inplace_through_temp(x):
+    y = x * 1.0
+    y[0:1] += x[1:2]
+    y[:, 1] *= x[0, :2]
+    return np.sum(y * W)
+
+
+@pytest.mark.parametrize("name", list(VIEW_PROGRAMS))
+def test_view_programs_follow_numpy(name):
+    agrees_with_numpy(VIEW_PROGRAMS[name], np.array([[0.6, 1.1, 0.9], [1.3, 0.7, 1.2]]))
