@@ -141,24 +141,23 @@ def test_read_float32():
     assert g.dtype == np.float32
 
 
-def test_0d_traced_array_is_not_a_sequence():
-    # A traced 0-d array has the scalar tracer class: with __getitem__ NumPy would take it for a
-    # sequence, and `plain[0] = t` would fail with NumPy's "setting an array element with a
-    # sequence" instead of adcli's TracingError. The price: x[()] / x[...] on a traced 0-d array
-    # is a TypeError (documented in docs/engine.md), arithmetic works as usual.
-    g = adcli.grad(lambda x: np.sum(x * 3.0 + np.sin(x)))(np.array(1.5))
-    assert type(g) is np.ndarray and g.shape == () and g == 3.0 + np.cos(1.5)
-    with pytest.raises(TypeError, match="not subscriptable"):
-        adcli.grad(lambda x: x[()] * 3.0)(np.array(1.5))
+def test_read_0d_array_with_empty_tuple_and_ellipsis():
+    g = adcli.grad(lambda x: x[()] * 3.0 + x[...] * 2.0 + np.sum(x[None, ..., None]))(np.array(1.5))
+    assert g.shape == () and g == 6.0
 
+
+def test_0d_traced_array_written_into_a_plain_array_is_an_adcli_error():
+    # NumPy takes a traced 0-d array (it has __getitem__) for a sequence and replaces any error
+    # raised while storing it with "setting an array element with a sequence"; adcli lets the
+    # store happen and raises its own error when the function returns.
     def write(x):
         plain = np.zeros(2)
         plain[0] = x.reshape(())
-        return np.sum(plain)
+        return np.sum(plain) + np.sum(x)
 
     with pytest.raises(TracingError, match="writing a traced value into a plain array") as info:
         adcli.grad(write)(np.array([1.5]))
-    assert THIS_FILE in str(info.value)
+    assert THIS_FILE in str(info.value) and "plain[0] = x.reshape(())" in str(info.value)
 
 
 # --- assignment ------------------------------------------------------------------------------

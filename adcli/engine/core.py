@@ -56,11 +56,8 @@ class ArrayTracer(Tracer):
 
 
 def make_tracer(value, idx: int, tape: Tape) -> Tracer:
-    """A tracer of the right class for ``value``: a 0-d array gets the scalar class, because
-    NumPy takes anything with ``__getitem__`` for a sequence (``plain[0] = t`` would then fail
-    with NumPy's "setting an array element with a sequence" instead of adcli's error). The hot
-    paths (apply1, apply2, Tracer.__array_ufunc__) inline the same choice."""
-    t = _new(ArrayTracer if type(value) is ndarray and value.ndim else Tracer)
+    """A tracer of the right class for ``value`` (the hot paths inline the same choice)."""
+    t = _new(ArrayTracer if type(value) is ndarray else Tracer)
     t.value = value
     t.idx = idx
     t.tape = tape
@@ -73,12 +70,15 @@ class Primitive:
     ``vjps[k]`` is ``None`` for an argument that is not differentiable (an index, an axis).
     """
 
-    __slots__ = ("name", "fwd", "vjps")
+    __slots__ = ("name", "fwd", "vjps", "reads")
 
-    def __init__(self, name: str, fwd, *vjps) -> None:
+    def __init__(self, name: str, fwd, *vjps, reads: bool = True) -> None:
         self.name = name
         self.fwd = fwd
         self.vjps = vjps
+        # Whether the VJPs read the values of the arguments (add's and subtract's only need
+        # their shapes): a plain array argument is then kept as a copy (see kept).
+        self.reads = reads
 
     def __repr__(self) -> str:
         return f"<primitive {self.name}>"
@@ -89,6 +89,14 @@ def mixed_tapes(a: Tracer, b: Tracer):
         "values from two different gradient computations met in one operation "
         f"({a!r} and {b!r}): higher-order differentiation (grad of grad) is not supported"
     )
+
+
+def kept(v):
+    """A plain (untraced) array that a pullback will read: NumPy lets the program write into it
+    after this operation (a reused buffer, ``w *= 2``), which would silently change the
+    gradient, so the tape keeps a copy. Traced values need none: the engine never writes into
+    memory a tape node holds (copy-on-write, engine.mutation)."""
+    return v.copy() if isinstance(v, ndarray) and v.size else v
 
 
 # --- recording ------------------------------------------------------------------------------
@@ -141,7 +149,7 @@ def apply1(prim: Primitive, x: Tracer):
     tape = x.tape
     nodes = tape.nodes
     nodes.append((pb_unary, prim, x.idx, ans, xv))
-    t = _new(ArrayTracer if type(ans) is ndarray and ans.ndim else Tracer)
+    t = _new(ArrayTracer if type(ans) is ndarray else Tracer)
     t.value = ans
     t.idx = len(nodes) - 1
     t.tape = tape
@@ -162,15 +170,31 @@ def apply2(prim: Primitive, a, b):
         else:
             bv = b
             parents = ((0, a.idx),)
+            if type(b) is ndarray and prim.reads:
+                ans = prim.fwd(av, bv)
+                return _record2(tape, prim, parents, ans, av, kept(bv))
     else:
         tape = b.tape
         av = a
         bv = b.value
         parents = ((1, b.idx),)
+        if type(a) is ndarray and prim.reads:
+            ans = prim.fwd(av, bv)
+            return _record2(tape, prim, parents, ans, kept(av), bv)
     ans = prim.fwd(av, bv)
     nodes = tape.nodes
     nodes.append((pb_binary, prim, parents, ans, av, bv))
-    t = _new(ArrayTracer if type(ans) is ndarray and ans.ndim else Tracer)
+    t = _new(ArrayTracer if type(ans) is ndarray else Tracer)
+    t.value = ans
+    t.idx = len(nodes) - 1
+    t.tape = tape
+    return t
+
+
+def _record2(tape, prim, parents, ans, av, bv):
+    nodes = tape.nodes
+    nodes.append((pb_binary, prim, parents, ans, av, bv))
+    t = _new(ArrayTracer if type(ans) is ndarray else Tracer)
     t.value = ans
     t.idx = len(nodes) - 1
     t.tape = tape
@@ -197,6 +221,8 @@ def apply(prim: Primitive, *args, **kwargs):
     ans = prim.fwd(*vals, **kwargs)
     if tape is None or not parents:
         return ans
+    if prim.reads:
+        vals = [kept(v) if v is a else v for v, a in zip(vals, args)]  # the plain ones
     nodes = tape.nodes
     nodes.append((pb_general, prim, tuple(parents), ans, tuple(vals), kwargs))
     return make_tracer(ans, len(nodes) - 1, tape)

@@ -73,6 +73,8 @@ def _differentiate(f: Callable, argnums, cotangent) -> Callable:
             if session is not None:
                 session.start(tape, f)
             out = f(*args, **kwargs)
+            if tape.escape is not None:
+                raise tape.escape
             if cotangent is None:
                 value, grads = _reverse(f, tape, out, session)
             else:

@@ -55,7 +55,7 @@ def clean_index(idx):
                 "compute the index from plain values (e.g. np.argmax(x) gives a plain integer)"
             )
         if pt is list or (pt is ndarray) or isinstance(part, np.ndarray):
-            part = np.asarray(part)
+            part = np.array(part)  # a copy: the program may write into its index array later
             advanced = True
             if part.dtype.kind != "b":
                 repeats = True

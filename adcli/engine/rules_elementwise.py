@@ -18,12 +18,13 @@ LN10 = np.log(10.0)
 UFUNC_PRIMITIVES: dict = {}
 
 
-def defufunc(ufunc, *vjps, fwd=None) -> Primitive:
+def defufunc(ufunc, *vjps, fwd=None, reads=True) -> Primitive:
     """Register the rule for ``ufunc``; with ``fwd`` (a Python operator), also return a twin
-    primitive for the operator dunders, whose forward is that operator."""
-    prim = Primitive(f"numpy.{ufunc.__name__}", ufunc, *vjps)
+    primitive for the operator dunders, whose forward is that operator. ``reads=False``: the
+    VJPs use only the arguments' shapes, not their values."""
+    prim = Primitive(f"numpy.{ufunc.__name__}", ufunc, *vjps, reads=reads)
     UFUNC_PRIMITIVES[ufunc] = prim
-    return prim if fwd is None else Primitive(prim.name, fwd, *vjps)
+    return prim if fwd is None else Primitive(prim.name, fwd, *vjps, reads=reads)
 
 
 def _tie_split(g, ans, x, y, mine):
@@ -72,8 +73,8 @@ def _sign(x):
 # The operators (x + y) run Python's operator, as the primal does: the same result for arrays,
 # and for scalars (the x[i] loops) NumPy's scalar math is ~15x faster than a ufunc call.
 # Explicit ufunc calls (np.add(x, y)) keep the ufunc's own semantics (e.g. 1.0 / 0.0 = inf).
-ADD = defufunc(np.add, lambda g, ans, x, y: g, lambda g, ans, x, y: g, fwd=operator.add)
-SUBTRACT = defufunc(np.subtract, lambda g, ans, x, y: g, lambda g, ans, x, y: -g, fwd=operator.sub)
+ADD = defufunc(np.add, lambda g, ans, x, y: g, lambda g, ans, x, y: g, fwd=operator.add, reads=False)
+SUBTRACT = defufunc(np.subtract, lambda g, ans, x, y: g, lambda g, ans, x, y: -g, fwd=operator.sub, reads=False)
 MULTIPLY = defufunc(np.multiply, lambda g, ans, x, y: _mul_vjp(g, y, x), lambda g, ans, x, y: _mul_vjp(g, x, y), fwd=operator.mul)
 DIVIDE = defufunc(np.true_divide, lambda g, ans, x, y: g / y, lambda g, ans, x, y: -g * ans / y, fwd=operator.truediv)
 NEGATIVE = defufunc(np.negative, lambda g, ans, x: -g, fwd=operator.neg)

@@ -40,10 +40,13 @@ class _ClosedNodes(list):
 class Tape:
     """An append-only list of nodes; ``nodes[i]`` made the traced value with index ``i``."""
 
-    __slots__ = ("nodes",)
+    __slots__ = ("nodes", "escape")
 
     def __init__(self) -> None:
         self.nodes: list = []
+        # An error to raise when the differentiated function returns: an escape that could only
+        # be noticed, not stopped, where it happened (see tracer_api, plain[i] = 0-d tracer).
+        self.escape: Exception | None = None
 
     def leaf(self) -> int:
         """Record an input of the differentiated function and return its index."""

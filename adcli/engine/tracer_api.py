@@ -75,6 +75,23 @@ def escape_message(what: str, hint: str) -> str:
     return f"{what} of a traced value at {loc}: the number would drop out of the gradient. {hint}"
 
 
+def _array_number(what: str, convert):
+    escape = _escape(what, _NUMBER_HINT)
+
+    def number(self):
+        if user_instruction(1) == "STORE_SUBSCR" and np.ndim(self.value) == 0:
+            # plain[i] = t for a traced 0-d array: NumPy takes anything with __getitem__ for a
+            # sequence and replaces any error raised here by its own "setting an array element
+            # with a sequence". So the number is stored, and adcli's error is raised when the
+            # differentiated function returns (never a silently lost gradient).
+            if self.tape.escape is None:
+                self.tape.escape = TracingError(escape_message(what, _NUMBER_HINT) + " (raised when the function returned)")
+            return convert(self.value)
+        return escape(self)
+
+    return number
+
+
 def _refuse_hash(self):
     raise TracingError(
         f"hash() of a traced value at {user_location(2)} (used as a dict key or set member?): an equal value "
@@ -165,6 +182,10 @@ def _install() -> None:
     for name in ("fill", "sort", "put", "itemset", "resize", "partition", "setfield", "byteswap", "view"):
         setattr(T, name, _unsupported_method(name))
 
+    ArrayTracer.__float__ = _array_number("float()", float)
+    ArrayTracer.__int__ = _array_number("int()", int)
+    ArrayTracer.__complex__ = _array_number("complex()", complex)
+
     # Indexing and assignment: arrays only (see ArrayTracer)
     ArrayTracer.__getitem__ = mutation.getitem
     ArrayTracer.__setitem__ = mutation.setitem
@@ -213,7 +234,7 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
             tape = self.tape
             nodes = tape.nodes
             nodes.append((pb_unary, prim, self.idx, ans, xv))
-            t = _new(ArrayTracer if type(ans) is ndarray and ans.ndim else Tracer)
+            t = _new(ArrayTracer if type(ans) is ndarray else Tracer)
             t.value = ans
             t.idx = len(nodes) - 1
             t.tape = tape

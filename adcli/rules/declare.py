@@ -23,7 +23,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..engine.core import OUTPUT_AT, Tracer, make_tracer
+from ..engine.core import OUTPUT_AT, Tracer, kept, make_tracer
 from ..engine.dispatch import FAST_UFUNCS
 from ..engine.pytree import flatten
 from ..engine.registry import REGISTRY, Entry, entry, qualified_name
@@ -72,20 +72,22 @@ class Rule:
                 parents.append((i, 0, a.idx))
                 continue
             if type(a) not in (tuple, list, dict):
-                plain.append(a)
+                plain.append(kept(a))  # the rule's pullback may read it after the program changed it
                 continue
             leaves, unflatten = flatten(a)
             new = list(leaves)
             for j, v in enumerate(leaves):
-                if isinstance(v, Tracer):
-                    if tape is None:
-                        tape = v.tape
-                    elif v.tape is not tape:
-                        from ..engine.core import mixed_tapes
+                if not isinstance(v, Tracer):
+                    new[j] = kept(v)
+                    continue
+                if tape is None:
+                    tape = v.tape
+                elif v.tape is not tape:
+                    from ..engine.core import mixed_tapes
 
-                        mixed_tapes(v, v)
-                    new[j] = v.value
-                    parents.append((i, j, v.idx))
+                    mixed_tapes(v, v)
+                new[j] = v.value
+                parents.append((i, j, v.idx))
             plain.append(unflatten(new))
         for k, v in kwargs.items():
             if any(isinstance(leaf, Tracer) for leaf in flatten(v)[0]):
