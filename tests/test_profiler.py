@@ -170,3 +170,14 @@ def test_interrupt_during_the_replays_writes_a_partial_profile(tmp_path, monkeyp
     data, result, out = run(tmp_path, "known_calls.py")
     assert result.exit_status == 0
     assert model.load(out)["partial"] is True
+
+
+def test_no_garbage_collection_inside_a_timed_gradient(tmp_path):
+    # A full collection in a large process takes ~100 ms: charged to whichever call it hit, it
+    # would swamp a 10 ms gradient. The script exits 3 unless GC was off inside and on after.
+    import gc
+
+    assert gc.isenabled()
+    _, result, _ = run(tmp_path, "gc_state.py", replays=False)
+    assert result.exit_status == 0
+    assert gc.isenabled()

@@ -1,0 +1,186 @@
+"""The differential fuzzer (tests/fuzz): a fixed sample of random programs must give NumPy's
+values and correct gradients; and the fuzzer itself must be able to fail (planted bugs are
+reported and shrunk), be deterministic, and run from the command line."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import runpy
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import adcli
+from adcli.rules import rule, unregister
+from tests.fuzz import oracle
+from tests.fuzz.grammar import generate, kinds
+from tests.fuzz.oracle import FAILURES, run
+from tests.fuzz.program import Program, Stmt
+from tests.fuzz.report import script
+from tests.fuzz.shrink import shrink
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SAMPLE = 300
+
+
+def test_fixed_sample_has_no_wrong_values_gradients_or_crashes():
+    categories, failures = {}, []
+    for seed in range(SAMPLE):
+        prog = generate(seed)
+        o = run(prog)
+        categories[o.category] = categories.get(o.category, 0) + 1
+        if o.failed:
+            failures.append((prog, o))
+    report = []
+    for prog, o in failures[:3]:  # shrink a few, so the message shows minimal reproductions
+        small, so = shrink(prog, o, seconds=10)
+        report.append(f"seed {prog.seed}: {o.category} ({o.check}: {o.detail})\n{small.body()}\n"
+                      f"args {dict(zip(small.argnames, small.args))!r}, argnums {so.argnums}, layout {so.layout}\n"
+                      f"expected {so.expected}\nobserved {so.observed[:500]}")
+    if failures:
+        pytest.fail(f"{len(failures)} of {SAMPLE} programs failed ({categories}); the first, shrunk:\n\n"
+                    + "\n\n".join(report), pytrace=False)
+    assert categories.get("ok", 0) >= 0.6 * SAMPLE, categories  # the grammar mostly makes supported programs
+
+
+def test_grammar_is_broad():
+    assert len(kinds()) >= 100
+
+
+@pytest.fixture
+def planted():
+    """adcli.rules.rule, for planting wrong rules for np.sin; they are removed after the test."""
+    yield rule
+    unregister(np.sin)
+
+
+def _prog(*lines, args=None):
+    args = args if args is not None else [np.array([0.3, -0.7, 1.1])]
+    return Program(seed=0, argnames=[f"x{i}" for i in range(len(args))], args=args,
+                   stmts=[Stmt(f"s{i}", line) for i, line in enumerate(lines)])
+
+
+def test_oracle_reports_a_wrong_gradient(planted):
+    prog = _prog("v1 = np.sin(x0)")
+    assert run(prog).category == "ok"
+
+    @planted(np.sin, "f64[1d]", replace=True)
+    def wrong(x):
+        return np.sin(x), lambda g: (1.01 * g * np.cos(x),)  # 1% off
+
+    o = run(prog)
+    assert (o.category, o.check) == ("wrong-gradient", "fd"), o
+
+
+def test_oracle_reports_a_wrong_float32_gradient(planted):
+    prog = _prog("v1 = np.sin(x0)", args=[np.array([0.3, -0.7, 1.1], dtype=np.float32)])
+    assert run(prog).category == "ok"  # float32 rounding is no failure
+
+    @planted(np.sin, "f32[1d]", replace=True)
+    def wrong(x):
+        return np.sin(x), lambda g: ((1.02 * g * np.cos(x)).astype(np.float32),)  # 2% off
+
+    assert run(prog).category == "wrong-gradient"
+
+
+def test_oracle_reports_a_crash_inside_adcli(planted):
+    @planted(np.sin, "f64[1d]", replace=True)
+    def broken(x):
+        return np.sin(x), lambda g: (g[np.array([7])],)  # IndexError in the pullback
+
+    o = run(_prog("v1 = np.sin(x0)"))
+    assert o.category == "crash" and o.detail.startswith("IndexError"), o
+
+
+def test_oracle_reports_wrong_values_layouts_and_nondeterminism(monkeypatch):
+    prog = _prog("v1 = np.tanh(x0)", args=[np.array([[0.3, -0.7], [1.1, 0.2]])])
+    real = adcli.value_and_grad
+    calls = []
+
+    def off_by_a_bit(f, argnums=0):
+        def run_(*a):
+            v, g = real(f, argnums)(*a)
+            return v + 1e-6, g
+        return run_
+
+    def f_order_wrong(f, argnums=0):
+        def run_(*a):
+            v, g = real(f, argnums)(*a)
+            fortran = a[0].flags.f_contiguous and not a[0].flags.c_contiguous
+            return v, tuple(gi * 1.5 for gi in g) if fortran else g
+        return run_
+
+    def drifting(f, argnums=0):
+        def run_(*a):
+            calls.append(1)
+            v, g = real(f, argnums)(*a)
+            return v, tuple(gi + 1e-12 * len(calls) for gi in g)
+        return run_
+
+    for fake, expected in ((off_by_a_bit, "wrong-value"), (f_order_wrong, "layout-mismatch"),
+                           (drifting, "nondeterministic")):
+        monkeypatch.setattr(oracle.adcli, "value_and_grad", fake)
+        assert run(prog).category == expected, fake.__name__
+
+
+def test_oracle_skips_kinks_instead_of_failing():
+    # |x| a hair away from 0: finite differences do not converge, so the point is skipped
+    o = run(_prog("v1 = np.abs(x0 - 0.3)", args=[np.array([0.3 + 1e-9, 1.0])]))
+    assert o.category == "nonsmooth", o
+
+
+def test_shrinking_keeps_the_essential_statement(planted, tmp_path):
+    prog = _prog("v1 = np.tanh(x0)", "v2 = x1 @ x1.T", "v3 = np.sin(x0 * 1.5)", "v4 = np.exp(v1)", "v5 = v2 + 1.0",
+                 "v6 = v3 * 2.0 + v4", args=[np.array([0.3, -0.7, 1.1]), np.array([[0.5, 1.5], [-1.0, 0.25]])])
+
+    @planted(np.sin, "f64[1d]", replace=True)
+    def wrong(x):
+        return np.sin(x), lambda g: (-g * np.cos(x),)
+
+    o = run(prog)
+    assert o.category == "wrong-gradient"
+    small, so = shrink(prog, o, seconds=30)
+    assert so.category == "wrong-gradient"
+    assert len(small.stmts) == 1 and "np.sin" in small.stmts[0].text, small.body()
+    assert small.argnames == ["x0"]
+
+    path = tmp_path / "finding.py"
+    path.write_text(script(small, so))
+    with pytest.raises(SystemExit) as exit_:
+        runpy.run_path(str(path), run_name="__main__")
+    assert exit_.value.code == 1  # the reproduction fails while the bug is there
+    unregister(np.sin)
+    with pytest.raises(SystemExit) as exit_:
+        runpy.run_path(str(path), run_name="__main__")
+    assert exit_.value.code == 0  # and passes once it is gone
+
+
+def test_generator_is_deterministic_per_seed():
+    for seed in (0, 7, 123):
+        a, b = generate(seed), generate(seed)
+        assert a.source == b.source
+        assert all(np.array_equal(x, y) and type(x) is type(y) for x, y in zip(a.args, b.args))
+    assert generate(1).source != generate(2).source
+    # the same programs in fresh interpreters with other hash seeds
+    code = ("import hashlib; from tests.fuzz.grammar import generate; "
+            "print(hashlib.sha1(''.join(generate(s).source for s in range(20)).encode()).hexdigest())")
+    outs = {subprocess.run([sys.executable, "-c", code], cwd=ROOT, text=True, capture_output=True, check=True,
+                           env=dict(os.environ, PYTHONHASHSEED=h)).stdout.strip() for h in ("1", "2")}
+    assert outs == {hashlib.sha1("".join(generate(s).source for s in range(20)).encode()).hexdigest()}
+
+
+def test_cli_runs_and_prints_the_summary(tmp_path):
+    summary = tmp_path / "summary.json"
+    proc = subprocess.run([sys.executable, "-m", "tests.fuzz", "--programs", "20", "--seed", "1", "--quiet",
+                           "--findings", str(tmp_path / "findings"), "--summary", str(summary)],
+                          cwd=ROOT, text=True, capture_output=True, timeout=300)
+    data = json.loads(summary.read_text())
+    assert proc.returncode == (1 if any(data["counts"].get(c) for c in FAILURES) else 0), proc.stderr
+    for line in ("programs run", "ok", "refused", "nonsmooth", "wrong-value", "wrong-gradient", "crash",
+                 "subset-refusal"):
+        assert line in proc.stdout, proc.stdout
+    assert data["programs"] == 20 and sum(v for k, v in data["counts"].items() if k != "numpy-error") == 20
