@@ -625,3 +625,60 @@ def inplace_through_temp(x):
 @pytest.mark.parametrize("name", list(VIEW_PROGRAMS))
 def test_view_programs_follow_numpy(name):
     agrees_with_numpy(VIEW_PROGRAMS[name], np.array([[0.6, 1.1, 0.9], [1.3, 0.7, 1.2]]))
+
+
+# --- plain arrays written into after a pullback saved them (fuzz findings) ----------------------
+
+
+@pytest.mark.parametrize("use", [
+    lambda p, x: p * x,
+    lambda p, x: x / (p + 3.0),
+    lambda p, x: p @ x,
+    lambda p, x: np.kron(p, x),
+    lambda p, x: np.einsum("i,i->", p, x),
+    lambda p, x: np.where(p > 0.6, x, -x),
+    lambda p, x: x[p > 0.6],
+    lambda p, x: np.linalg.solve(np.diag(p + 2.0), x),
+])
+def test_plain_operand_written_after_use(use):
+    def f(x):
+        p = np.array([0.5, 1.5, 0.7]) * 1.0  # a plain array the program keeps writing into
+        r = use(p, x)
+        p *= 1.9
+        p[0] = 5.0
+        return np.sum(r * np.arange(1.0, 1.0 + np.size(r)).reshape(np.shape(r))) + np.sum(p)
+
+    agrees_with_numpy(f, np.array([0.3, -0.8, 1.2]))
+
+
+def test_plain_operand_of_an_argument_outside_argnums_written_after_use():
+    # the fuzz finding: v1 is plain because x0 is not differentiated
+    def f(x0, x1):
+        v1 = (np.sum(x0) + np.arange(1.0).reshape((1,))) * 1.0
+        v2 = v1 * x1
+        v1 *= 1.9
+        return np.sum(v1 * 0.3) + np.sum(v2 * 0.7)
+
+    agrees_with_numpy(f, np.array([-2.0]), -1.0, argnums=(1,))
+
+
+def test_index_array_written_after_use():
+    def f(x):
+        idx = np.array([0, 2])
+        r = x[idx]
+        idx[0] = 1
+        return np.sum(r * np.array([1.0, 2.0])) + np.sum(x[idx])
+
+    agrees_with_numpy(f, np.array([0.3, -0.8, 1.2]))
+
+
+def test_reused_scratch_buffer():
+    def f(x):
+        buf = np.empty(3)
+        total = 0.0
+        for k in range(3):
+            buf[:] = np.arange(3.0) + k
+            total = total + np.sum(x * buf)
+        return total
+
+    agrees_with_numpy(f, np.array([0.3, -0.8, 1.2]))
