@@ -158,7 +158,7 @@ def apply1(prim: Primitive, x: Tracer):
 
 def apply2(prim: Primitive, a, b):
     """Apply a two-argument elementwise primitive; at least one of a, b is a Tracer."""
-    # `type(...) is Tracer` rather than isinstance: exact and several times cheaper here.
+    plain = False  # a plain ndarray operand whose values the pullback reads (see kept)
     if isinstance(a, Tracer):
         tape = a.tape
         av = a.value
@@ -170,28 +170,19 @@ def apply2(prim: Primitive, a, b):
         else:
             bv = b
             parents = ((0, a.idx),)
-            if type(b) is ndarray and prim.reads:
-                ans = prim.fwd(av, bv)
-                return _record2(tape, prim, parents, ans, av, kept(bv))
+            plain = type(b) is ndarray
     else:
         tape = b.tape
         av = a
         bv = b.value
         parents = ((1, b.idx),)
-        if type(a) is ndarray and prim.reads:
-            ans = prim.fwd(av, bv)
-            return _record2(tape, prim, parents, ans, kept(av), bv)
+        plain = type(a) is ndarray
     ans = prim.fwd(av, bv)
-    nodes = tape.nodes
-    nodes.append((pb_binary, prim, parents, ans, av, bv))
-    t = _new(ArrayTracer if type(ans) is ndarray else Tracer)
-    t.value = ans
-    t.idx = len(nodes) - 1
-    t.tape = tape
-    return t
-
-
-def _record2(tape, prim, parents, ans, av, bv):
+    if plain and prim.reads:
+        if parents[0][0] == 0:
+            bv = kept(bv)
+        else:
+            av = kept(av)
     nodes = tape.nodes
     nodes.append((pb_binary, prim, parents, ans, av, bv))
     t = _new(ArrayTracer if type(ans) is ndarray else Tracer)
