@@ -15,6 +15,7 @@ import numpy as np
 from .engine.grad import value_and_grad
 from .engine.pytree import flatten, paths
 from .errors import AdcliError
+from .measure import peak_bytes, stable_median
 
 
 class GradientMismatch(AdcliError, AssertionError):
@@ -124,7 +125,6 @@ def _check_structure(arg, g, k) -> None:
 # --- check_rule ---------------------------------------------------------------------------------
 
 import copy as _copy  # noqa: E402
-import time as _time  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 
 
@@ -162,15 +162,8 @@ class RuleReport:
 def measure(fn: Callable, repeats: int = 15) -> Cost:
     """Median wall time of ``fn()`` over ``repeats`` calls (untraced), and the peak memory one
     call allocates above what was live before it (tracemalloc)."""
-    fn()  # warm up
-    times = []
-    for _ in range(repeats):
-        t0 = _time.perf_counter()
-        fn()
-        times.append(_time.perf_counter() - t0)
-    from .profiler.replay import peak_bytes
-
-    return Cost(float(np.median(times)), peak_bytes(fn))
+    seconds, _ = stable_median(fn, budget=0.0, min_repeats=repeats, max_repeats=repeats)
+    return Cost(seconds, peak_bytes(fn))
 
 
 def _served_by(target, args, kwargs):

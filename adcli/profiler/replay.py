@@ -12,28 +12,12 @@ again, with no profiler attached, until the timing is stable (median of repeats)
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from ..engine.grad import vjp
 from ..engine.pytree import flatten
 from ..errors import AdcliError
-
-_perf = time.perf_counter
-
-
-def stable_median(fn, budget: float = 0.2, min_repeats: int = 5, max_repeats: int = 500) -> tuple[float, int]:
-    """Median seconds of ``fn()``: at least ``min_repeats`` runs, more until ``budget`` seconds
-    are spent or ``max_repeats`` reached."""
-    fn()  # warm caches
-    times = []
-    start = _perf()
-    while len(times) < max_repeats and (len(times) < min_repeats or _perf() - start < budget):
-        t0 = _perf()
-        fn()
-        times.append(_perf() - t0)
-    return float(np.median(times)), len(times)
+from ..measure import peak_bytes, stable_median
 
 
 def choose(profile: dict, coverage: float = 0.95, limit: int = 12) -> list[dict]:
@@ -112,23 +96,6 @@ def _direct_floor(sig, fn, args, kwargs, argnums, grad, budget):
     finally:
         unregister(fn, types)
         del rules
-
-
-def peak_bytes(fn) -> int:
-    """Peak memory ``fn()`` allocates above what was live before it (tracemalloc)."""
-    import tracemalloc
-
-    was = tracemalloc.is_tracing()
-    if not was:
-        tracemalloc.start()
-    try:
-        base = tracemalloc.get_traced_memory()[0]
-        tracemalloc.reset_peak()
-        fn()
-        return int(max(tracemalloc.get_traced_memory()[1] - base, 0))
-    finally:
-        if not was:
-            tracemalloc.stop()
 
 
 def with_layout(a, descriptor):

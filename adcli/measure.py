@@ -1,0 +1,50 @@
+"""Measuring: a stable median time and the peak memory of a call.
+
+One home for both, below the rules, the test kit and the profiler that use them (DESIGN.md's
+layers: errors/units <- engine <- measure <- rules, testing <- profiler ...).
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+import tracemalloc
+
+import numpy as np
+
+_perf = time.perf_counter
+
+
+def stable_median(fn, budget: float = 0.2, min_repeats: int = 5, max_repeats: int = 500) -> tuple[float, int]:
+    """Median seconds of ``fn()`` and the number of runs: at least ``min_repeats`` runs, more
+    until ``budget`` seconds are spent or ``max_repeats`` reached. Garbage collection is off while
+    timing, as in timeit: a collection landing in one run is not the call's cost."""
+    fn()  # warm caches
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        times = []
+        start = _perf()
+        while len(times) < max_repeats and (len(times) < min_repeats or _perf() - start < budget):
+            t0 = _perf()
+            fn()
+            times.append(_perf() - t0)
+    finally:
+        if was_enabled:
+            gc.enable()
+    return float(np.median(times)), len(times)
+
+
+def peak_bytes(fn) -> int:
+    """Peak memory ``fn()`` allocates above what was live before it (tracemalloc)."""
+    was = tracemalloc.is_tracing()
+    if not was:
+        tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        fn()
+        return int(max(tracemalloc.get_traced_memory()[1] - base, 0))
+    finally:
+        if not was:
+            tracemalloc.stop()
