@@ -21,6 +21,7 @@ import numpy as np
 
 from ..errors import NoRuleError, UnsupportedError
 from .core import Tracer, has_tracer
+from .mutation import setitem
 from .registry import entry
 from .signature import call_signature
 from .where import user_location
@@ -168,8 +169,6 @@ def _into(out, result, ufunc):
                 return _wrap(result)
             out._tracer = result
             return out
-        from .mutation import setitem
-
         setitem(out._tracer, Ellipsis, result)
         return out
     if isinstance(result, Tracer):

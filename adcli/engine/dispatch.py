@@ -12,7 +12,8 @@ import numpy as np
 from ..errors import NoRuleError, TracingError, UnsupportedError
 from . import hooks
 from .core import Tracer, apply, apply1, apply2, nondiff
-from .registry import REGISTRY, entry
+from .escapes import PLAIN_ARRAY
+from .registry import REGISTRY, entry, qualified_name
 from .rules_elementwise import NONDIFF_UFUNCS, UFUNC_PRIMITIVES
 from .rules_reduce import ACCUMULATE_PRIMITIVES, REDUCE_PRIMITIVES, reduce_call
 from .signature import call_signature, signature_key
@@ -100,8 +101,6 @@ def _out_arg(ufunc, kwargs):
     if isinstance(out, Tracer) and type(out.value) is np.ndarray and ufunc.nout == 1:
         return out
     if user_instruction(3) == "BINARY_OP":
-        from .tracer_api import PLAIN_ARRAY
-
         raise TracingError(
             f"an in-place operator on a plain array with a traced operand at {user_location(4)}: "
             f"{PLAIN_ARRAY}Write p = p + v (a new traced array), or make p from a traced value "
@@ -168,6 +167,4 @@ def no_rule(func, args, kwargs) -> NoRuleError:
 
 
 def _name(func):
-    from .registry import qualified_name
-
     return qualified_name(func)

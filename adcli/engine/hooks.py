@@ -16,6 +16,8 @@ function call, nothing per primitive.
 
 from __future__ import annotations
 
+from .tape import backward
+
 _session = None
 
 
@@ -29,8 +31,6 @@ class Session:
         return run(args, kwargs)
 
     def backward(self, tape, acc, start: int) -> None:
-        from .tape import backward
-
         backward(tape.nodes, acc, start)
 
     def finish(self, tape) -> None:

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..errors import TracingError, UnsupportedError
 from .core import OUTPUT_AT, Tracer, has_tracer, mixed_tapes, record, sum_to_shape
+from .escapes import FUNCTION_HINTS, PLAIN_ARRAY
 from .registry import defnative
 from .where import numpy_entry, user_location
 
@@ -74,8 +75,6 @@ def getitem(x: Tracer, idx):
     node = (_pb_getitem, x.idx, idx, np.shape(xv), getattr(xv, "dtype", np.float64), repeats, made)
     t = record(x.tape, node, ans)
     if not advanced and type(ans) is ndarray:
-        from .rules_shape import viewing
-
         viewing(x, t, lambda r: getitem(r, idx))
     return t
 
@@ -109,6 +108,22 @@ def note_view(root: Tracer, view: Tracer) -> None:
     elif len(views) > 8:
         views[:] = [r for r in views if r() is not None]
     views.append(weakref.ref(view))
+
+
+def viewing(x, t, redo):
+    """Mark tracer ``t`` as a view of traced ``x`` when its value shares x's memory (NumPy view
+    semantics, see engine.mutation): ``redo(x)`` makes ``t`` again from x, and is re-applied to
+    the root array after a write into it so that the view sees the write."""
+    if (isinstance(t, Tracer) and type(t.value) is ndarray and t.value.base is not None and type(x.value) is ndarray
+            and np.may_share_memory(t.value, x.value)):  # reshape may copy: then its base is that copy
+        root = getattr(x, "root", None)
+        if root is None:
+            t.root, t.redo = x, redo
+        else:
+            inner = x.redo
+            t.root, t.redo = root, lambda r: redo(inner(r))
+        note_view(t.root, t)
+    return t
 
 
 def refresh_views(root: Tracer) -> None:
@@ -293,8 +308,6 @@ def _copyto(dst, src, casting="same_kind", where=True):
     if isinstance(dst, Tracer):
         setitem(dst, Ellipsis, src)
         return None
-    from .tracer_api import FUNCTION_HINTS, PLAIN_ARRAY
-
     caller = numpy_entry(2)
     if caller is not None and caller in FUNCTION_HINTS:
         raise TracingError(

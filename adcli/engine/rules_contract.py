@@ -15,9 +15,9 @@ from numpy._core.einsumfunc import _parse_einsum_input
 
 from ..errors import UnsupportedError
 from .core import Primitive, Tracer, apply, apply2
+from .mutation import viewing
 from .registry import defnative
 from .rules_elementwise import defufunc
-from .rules_shape import viewing
 
 
 def _val(x):

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import UnsupportedError
 from .core import OUTPUT_AT, Tracer, record
 from .derive import derive
-from .mutation import _pb_getitem
+from .mutation import _pb_getitem, viewing
 from .registry import defnative
-from .rules_shape import viewing
 
 ndarray = np.ndarray
 
@@ -70,8 +70,6 @@ def _repeat(a, repeats, axis=None):
 @defnative(np.take)
 def _take(a, indices, axis=None, out=None, mode="raise"):
     if out is not None or mode != "raise":
-        from ..errors import UnsupportedError
-
         raise UnsupportedError("np.take(..., out=/mode=) on a traced value: use indexing instead")
     # The forward is np.take itself (its result's layout differs from x[:, i]'s); the pullback
     # is that of the equivalent integer-array index.

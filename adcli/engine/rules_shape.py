@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedError
-from .core import OUTPUT_AT, Primitive, Tracer, apply, record, sum_to_shape, unbroadcast
+from .core import OUTPUT_AT, Primitive, Tracer, apply, mixed_tapes, nondiff, record, sum_to_shape, unbroadcast
+from .mutation import setitem, viewing
 from .registry import defnative
 
 ndarray = np.ndarray
@@ -14,24 +15,6 @@ ndarray = np.ndarray
 
 def _val(x):
     return x.value if isinstance(x, Tracer) else x
-
-
-def viewing(x, t, redo):
-    """Mark tracer ``t`` as a view of traced ``x`` when its value shares x's memory (NumPy view
-    semantics, see engine.mutation): ``redo(x)`` makes ``t`` again from x, and is re-applied to
-    the root array after a write into it so that the view sees the write."""
-    if (isinstance(t, Tracer) and type(t.value) is ndarray and t.value.base is not None and type(x.value) is ndarray
-            and np.may_share_memory(t.value, x.value)):  # reshape may copy: then its base is that copy
-        root = getattr(x, "root", None)
-        if root is None:
-            t.root, t.redo = x, redo
-        else:
-            inner = x.redo
-            t.root, t.redo = root, lambda r: redo(inner(r))
-        from .mutation import note_view
-
-        note_view(t.root, t)
-    return t
 
 
 # --- reshapes and axis permutations (the cotangent is reshaped / permuted back) ---
@@ -224,8 +207,6 @@ def _concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
 def _one_tape(items):
     tapes = {id(a.tape): a.tape for a in items if isinstance(a, Tracer)}
     if len(tapes) != 1:
-        from .core import mixed_tapes
-
         ts = [a for a in items if isinstance(a, Tracer)]
         mixed_tapes(ts[0], ts[-1])
     return next(iter(tapes.values()))
@@ -327,9 +308,7 @@ _PLAIN = (
     np.min_scalar_type, np.may_share_memory, np.shares_memory,
 )
 for _f in _PLAIN:
-    from .core import nondiff as _nondiff
-
-    defnative(_f)(_nondiff(_f))
+    defnative(_f)(nondiff(_f))
 
 
 # --- new arrays from a traced one: constant values, but traced so that later assignment into
@@ -366,8 +345,6 @@ def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **k
     out = np.empty_like(proto, dtype, order, subok, shape, **kwargs)
     if out.dtype.kind != "f":  # an integer result: piecewise constant, no gradient
         return np.full_like(proto, fill_value.value, dtype, order, subok, shape, **kwargs)
-    from .mutation import setitem
-
     t = record(fill_value.tape, (_pb_const, out), out)
     setitem(t, Ellipsis, fill_value)
     return t

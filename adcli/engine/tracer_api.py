@@ -11,6 +11,7 @@ from ..errors import TracingError, UnsupportedError
 from . import mutation
 from .core import ArrayTracer, Tracer, _new, apply1, apply2, pb_unary
 from .dispatch import FAST_UFUNCS, array_function, ufunc_call
+from .escapes import ARRAY_HINT, NUMBER_HINT, escape_message
 from .rules_elementwise import (
     ABSOLUTE,
     ADD,
@@ -23,7 +24,7 @@ from .rules_elementwise import (
     SUBTRACT,
 )
 from .rules_shape import astype, copy_method, reshape, transpose
-from .where import numpy_entry, user_instruction, user_location
+from .where import user_instruction, user_location
 
 ndarray = np.ndarray
 
@@ -59,24 +60,8 @@ def _escape(what: str, hint: str):
     return refuse
 
 
-def escape_message(what: str, hint: str) -> str:
-    """Say what the user wrote that would read a traced value's raw numbers: a NumPy function
-    whose Python body converts it (``np.full(3, s)``), a write into a plain array
-    (``plain[i] = s``), or the conversion itself (``float(s)``)."""
-    loc = user_location(3)
-    fn = numpy_entry(2)
-    if fn is not None:
-        return (
-            f"{fn}(...) at {loc} converts a traced value to plain numbers (it has no rule, and its NumPy body "
-            f"reads the raw values): the gradient would be lost. {FUNCTION_HINTS.get(fn, _FUNCTION_HINT)}"
-        )
-    if user_instruction(2) == "STORE_SUBSCR":
-        return f"writing a traced value into a plain array at {loc}: {_PLAIN_WRITE}"
-    return f"{what} of a traced value at {loc}: the number would drop out of the gradient. {hint}"
-
-
 def _array_number(what: str, convert):
-    escape = _escape(what, _NUMBER_HINT)
+    escape = _escape(what, NUMBER_HINT)
 
     def number(self):
         if user_instruction(1) == "STORE_SUBSCR" and np.ndim(self.value) == 0:
@@ -85,7 +70,7 @@ def _array_number(what: str, convert):
             # with a sequence". So the number is stored, and adcli's error is raised when the
             # differentiated function returns (never a silently lost gradient).
             if self.tape.escape is None:
-                self.tape.escape = TracingError(escape_message(what, _NUMBER_HINT) + " (raised when the function returned)")
+                self.tape.escape = TracingError(escape_message(what, NUMBER_HINT) + " (raised when the function returned)")
             return convert(self.value)
         return escape(self)
 
@@ -98,31 +83,6 @@ def _refuse_hash(self):
         "found by lookup would stand in for this one and the gradient would go to the wrong value. Use a plain "
         "key instead (adcli.stop_gradient(x), or the integer index x came from)"
     )
-
-
-_NUMBER_HINT = (
-    "Use NumPy on the traced value instead (np.sin(x), not math.sin(x)); if the value is written into a plain "
-    "array, create that array from traced code (np.zeros_like(x), x.copy()) or collect values in a list and "
-    "np.stack them; use adcli.stop_gradient(x) where a constant is meant"
-)
-_ARRAY_HINT = (
-    "NumPy functions without a rule would see plain numbers: keep the value traced (np.stack / np.concatenate "
-    "instead of np.array([...])), or use adcli.stop_gradient(x) where a constant is meant"
-)
-PLAIN_ARRAY = (
-    "the array was not made from traced values (np.zeros(...), np.empty(...), or computed only from arguments "
-    "that are not differentiated), so NumPy would store the bare numbers and the gradient would be lost. "
-)
-_PLAIN_WRITE = PLAIN_ARRAY + (
-    "Make the array from a traced value instead (np.zeros_like(x), np.empty_like(x, shape=...), x.copy()) or "
-    "collect the values in a list and np.stack them; if it comes from an argument left out of argnums, "
-    "differentiate that argument too"
-)
-_FUNCTION_HINT = "Import or write a rule for it (`adcli rules list`), or use adcli.stop_gradient(x) where a constant is meant"
-FUNCTION_HINTS = {
-    "np.full": "Write s * np.ones(shape) (the same numbers), or np.full_like(x, s) with a traced x",
-    "np.full_like": "Write s * np.ones_like(a) (the same numbers), or give np.full_like a traced prototype",
-}
 
 
 def _install() -> None:
@@ -169,14 +129,14 @@ def _install() -> None:
     T.__array_function__ = lambda self, func, types, args, kwargs: array_function(func, types, args, kwargs)
 
     # Escape routes: each would read the raw number and lose the gradient.
-    T.__float__ = _escape("float()", _NUMBER_HINT)
-    T.__int__ = _escape("int()", _NUMBER_HINT)
-    T.__index__ = _escape("use as an integer index", _NUMBER_HINT)
-    T.__complex__ = _escape("complex()", _NUMBER_HINT)
-    T.__array__ = _escape("conversion to a plain array (np.asarray / np.array)", _ARRAY_HINT)
-    T.item = _escape(".item()", _NUMBER_HINT)
-    T.tolist = _escape(".tolist()", _NUMBER_HINT)
-    T.tobytes = _escape(".tobytes()", _ARRAY_HINT)
+    T.__float__ = _escape("float()", NUMBER_HINT)
+    T.__int__ = _escape("int()", NUMBER_HINT)
+    T.__index__ = _escape("use as an integer index", NUMBER_HINT)
+    T.__complex__ = _escape("complex()", NUMBER_HINT)
+    T.__array__ = _escape("conversion to a plain array (np.asarray / np.array)", ARRAY_HINT)
+    T.item = _escape(".item()", NUMBER_HINT)
+    T.tolist = _escape(".tolist()", NUMBER_HINT)
+    T.tobytes = _escape(".tobytes()", ARRAY_HINT)
     T.__reduce__ = _escape("pickling", "Pickle the plain value instead, outside the differentiated function")
     T.__reduce_ex__ = lambda self, protocol: T.__reduce__(self)
     for name in ("fill", "sort", "put", "itemset", "resize", "partition", "setfield", "byteswap", "view"):

@@ -1,0 +1,47 @@
+"""The words of the escape errors: what the user wrote that would read a traced value's raw
+numbers, and what to write instead (used by the tracer's dunders, ufunc dispatch and np.copyto)."""
+
+from __future__ import annotations
+
+from .where import numpy_entry, user_instruction, user_location
+
+
+def escape_message(what: str, hint: str) -> str:
+    """Say what the user wrote that would read a traced value's raw numbers: a NumPy function
+    whose Python body converts it (``np.full(3, s)``), a write into a plain array
+    (``plain[i] = s``), or the conversion itself (``float(s)``)."""
+    loc = user_location(3)
+    fn = numpy_entry(2)
+    if fn is not None:
+        return (
+            f"{fn}(...) at {loc} converts a traced value to plain numbers (it has no rule, and its NumPy body "
+            f"reads the raw values): the gradient would be lost. {FUNCTION_HINTS.get(fn, FUNCTION_HINT)}"
+        )
+    if user_instruction(2) == "STORE_SUBSCR":
+        return f"writing a traced value into a plain array at {loc}: {PLAIN_WRITE}"
+    return f"{what} of a traced value at {loc}: the number would drop out of the gradient. {hint}"
+
+
+NUMBER_HINT = (
+    "Use NumPy on the traced value instead (np.sin(x), not math.sin(x)); if the value is written into a plain "
+    "array, create that array from traced code (np.zeros_like(x), x.copy()) or collect values in a list and "
+    "np.stack them; use adcli.stop_gradient(x) where a constant is meant"
+)
+ARRAY_HINT = (
+    "NumPy functions without a rule would see plain numbers: keep the value traced (np.stack / np.concatenate "
+    "instead of np.array([...])), or use adcli.stop_gradient(x) where a constant is meant"
+)
+PLAIN_ARRAY = (
+    "the array was not made from traced values (np.zeros(...), np.empty(...), or computed only from arguments "
+    "that are not differentiated), so NumPy would store the bare numbers and the gradient would be lost. "
+)
+PLAIN_WRITE = PLAIN_ARRAY + (
+    "Make the array from a traced value instead (np.zeros_like(x), np.empty_like(x, shape=...), x.copy()) or "
+    "collect the values in a list and np.stack them; if it comes from an argument left out of argnums, "
+    "differentiate that argument too"
+)
+FUNCTION_HINT = "Import or write a rule for it (`adcli rules list`), or use adcli.stop_gradient(x) where a constant is meant"
+FUNCTION_HINTS = {
+    "np.full": "Write s * np.ones(shape) (the same numbers), or np.full_like(x, s) with a traced x",
+    "np.full_like": "Write s * np.ones_like(a) (the same numbers), or give np.full_like a traced prototype",
+}
