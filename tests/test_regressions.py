@@ -622,6 +622,82 @@ def inplace_through_temp(x):
     return np.sum(y * W)
 
 
+@p
+def flip_write(x):
+    y = x * 1.0
+    f = np.flip(y)
+    f[0, 0] = x[0, 0] * 4.0
+    return np.sum(y * W) + np.sum(f)
+
+
+@p
+def rot_write_base(x):
+    y = x * 1.0
+    r = np.rot90(y)
+    y[:, 0] = x[:, 2] ** 2
+    r[1] *= 3.0
+    return np.sum(y * W) + np.sum(r * r)
+
+
+@p
+def fliplr_flipud(x):
+    y = x * 1.0
+    a = np.fliplr(y)
+    b = np.flipud(a)
+    b[0, 1] += x[1, 1]
+    return np.sum(y * W) + np.sum(a * b)
+
+
+@p
+def transpose_method(x):
+    y = x * 1.0
+    t = y.transpose(1, 0)
+    sw = y.swapaxes(0, 1)
+    t[2, 1] = 7.0 * x[0, 2]
+    return np.sum(sw * W.T) + np.sum(y)
+
+
+@p
+def atleast(x):
+    y = x[0] * 1.0
+    a = np.atleast_2d(y)
+    a[0, 1] = x[1, 0] * 2.0
+    return np.sum(y * W[0])
+
+
+@p
+def in_loop_refresh(x):
+    y = np.zeros_like(x)
+    col = y[:, 0]
+    for j in range(3):
+        y[:, j] = x[:, j] * (j + 1.0) + col
+    return np.sum(y * W) + np.sum(col)
+
+
+@p
+def trace_of_written(x):
+    y = (x @ x.T) * 1.0
+    d = y.diagonal()
+    y += np.eye(2) * x[0, 0]
+    return np.trace(y) + np.sum(d * np.array([1.0, 3.0]))
+
+
+@p
+def ravel_F(x):
+    y = np.asfortranarray(np.zeros((2, 3))) * 0.0 + x
+    r = y.ravel(order="F")
+    r[1] = x[0, 0] * 5.0
+    return np.sum(y * W)
+
+
+@p
+def broadcast_write_base_2(x):
+    y = x[:, :1] * 1.0
+    b = np.broadcast_to(y, (2, 3))
+    y *= x[:, 1:2]
+    return np.sum(b * W)
+
+
 @pytest.mark.parametrize("name", list(VIEW_PROGRAMS))
 def test_view_programs_follow_numpy(name):
     agrees_with_numpy(VIEW_PROGRAMS[name], np.array([[0.6, 1.1, 0.9], [1.3, 0.7, 1.2]]))
