@@ -200,3 +200,12 @@ def test_fixed_findings_stay_fixed(name):
     # be refused after all arguments passed; a wrong answer must not have become a refusal
     answered = ("ok", "nonsmooth", "subset-refusal")
     assert o.category in (answered + ("refused",) if name.startswith("crash-") else answered), o
+
+
+def test_a_layout_where_numpy_itself_gives_nan_is_not_a_mismatch():
+    # With F-ordered input NumPy's reshape copies instead of viewing, the write no longer reaches
+    # v2, and sqrt sees a negative number: both give nan, which is not adcli's mismatch.
+    prog = _prog("v1 = x0 * 1.0", "v2 = v1.reshape((8, 1))", "v1 -= x0", "v4 = np.sqrt((v2 + 0.5))",
+                 args=[np.array([[-1.0, -1.0], [0.5, 0.5], [1.0, 0.5], [-1.0, -1.0]])])
+    o = run(prog)
+    assert not o.failed and o.category in ("ok", "nonsmooth"), o

@@ -331,6 +331,11 @@ def _layouts(f, prog, ref, argnums, grads, f32, rng, directions, target) -> list
             ref_l = _quiet(f, *_point(prog.args, layout))
         except Exception:
             continue
+        if not np.all(np.isfinite(ref_l)):
+            # NumPy's own semantics differ with this layout (a reshape that copies instead of
+            # viewing) and the domain guards were made for C order: nothing to compare
+            notes.append("nonsmooth")
+            continue
         call = _adcli(f, prog.args, argnums, layout)
         try:
             _judge_call(call, ref_l, prog.args, argnums, f32, "layout", at, refused="layout-refusal")
