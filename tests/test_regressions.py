@@ -758,3 +758,16 @@ def test_reused_scratch_buffer():
         return total
 
     agrees_with_numpy(f, np.array([0.3, -0.8, 1.2]))
+
+
+def test_stop_gradient_gives_an_array_the_program_may_write_into():
+    def f(x):
+        y = np.sin(x)
+        c = adcli.stop_gradient(y)
+        c[0] = 100.0  # must not reach y, nor the value sin's pullback reads
+        return np.sum(y * y) + np.sum(c)
+
+    x = np.array([0.3, -0.8, 1.2])
+    value, g = adcli.value_and_grad(f)(x)
+    np.testing.assert_allclose(value, np.sum(np.sin(x) ** 2) + 100.0 + np.sum(np.sin(x[1:])))
+    np.testing.assert_allclose(g, 2 * np.sin(x) * np.cos(x))

@@ -111,9 +111,16 @@ def grad(f: Callable, argnums: int | tuple = 0) -> Callable:
 
 
 def stop_gradient(x: Any) -> Any:
-    """``x`` as a constant: the plain value of a traced value (pytrees elementwise)."""
+    """``x`` as a constant: the plain value of a traced value (pytrees elementwise). An array
+    is a copy with the same layout: the program may write into it, and the traced value's own
+    memory is also what the tape's pullbacks read."""
     leaves, unflatten = flatten(x)
-    return unflatten([v.value if isinstance(v, Tracer) else v for v in leaves])
+    return unflatten([_plain(v) if isinstance(v, Tracer) else v for v in leaves])
+
+
+def _plain(t: Tracer):
+    v = t.value
+    return np.copy(v, order="K") if type(v) is ndarray else v
 
 
 # --- internals --------------------------------------------------------------------------------
