@@ -12,6 +12,7 @@ from ..errors import GradInputError, TracingError, UnsupportedError
 from . import hooks
 from .accumulate import Accumulator
 from .core import Tracer, make_tracer
+from .mutation import copy_keep_layout
 from .pytree import flatten, paths
 from .tape import Tape, backward
 from .where import user_location
@@ -120,7 +121,7 @@ def stop_gradient(x: Any) -> Any:
 
 def _plain(t: Tracer):
     v = t.value
-    return np.copy(v, order="K") if type(v) is ndarray else v
+    return copy_keep_layout(v) if type(v) is ndarray else v
 
 
 # --- internals --------------------------------------------------------------------------------

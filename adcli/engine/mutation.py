@@ -195,7 +195,7 @@ def _check_writable(t: Tracer) -> None:
         raise ValueError("assignment destination is read-only")
 
 
-def _copy_keep_layout(val: np.ndarray, base=None) -> np.ndarray:
+def copy_keep_layout(val: np.ndarray, base=None) -> np.ndarray:
     """A copy of ``val`` with val's exact strides (NumPy writes in place, so an array keeps its
     layout through assignments): for an array that does not own its memory, the memory it views
     (``base``, or val.base when not much larger) is copied and val rebuilt on it at the same offset."""
@@ -244,7 +244,7 @@ def setitem(t: Tracer, idx, v) -> None:
     # residual, no view, no caller); otherwise write into a copy (copy-on-write). A right-hand
     # side that views the target (y[1:] = y[:-1]) is buffered by NumPy itself.
     if not (val.flags.owndata and val.flags.writeable) or sys.getrefcount(val) > _SOLE_OWNER_REFS:
-        val = copied = _copy_keep_layout(val)  # NumPy writes in place: keep the layout (strides)
+        val = copied = copy_keep_layout(val)  # NumPy writes in place: keep the layout (strides)
     val[idx] = vv
     node = (_pb_setitem, t.idx, vp, idx, np.shape(vv), len(t.tape.nodes), copied)
     t.value = val
