@@ -157,8 +157,8 @@ def _unwrap(x):
 
 def _into(out, result, ufunc):
     """``ufunc(..., out=o)`` inside a body, for a traced ``o``: an assignment ``o[...] = result``
-    with the engine's semantics (the tracer is updated, so every alias sees it; a write through
-    a view NumPy would propagate is refused), and NumPy returns ``out``."""
+    with the engine's semantics (the tracer is updated, so every alias and every view sees it,
+    and a write into a view reaches the array it views), and NumPy returns ``out``."""
     if type(out) is TracedArray:
         if type(out._tracer.value) is not ndarray:
             # a NumPy scalar presented as a 0-d array (var's `true_divide(ret, n, out=ret)`):

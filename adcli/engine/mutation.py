@@ -91,7 +91,7 @@ def _pb_getitem(node, g, acc):
 # --- views: NumPy's semantics for writes ----------------------------------------------------
 #
 # Every traced value that shares memory with a traced array is a *view* of that array's root
-# (rules_shape.viewing marks it: ``t.root``, and ``t.redo(root)`` re-applies the operations that
+# (``viewing`` below marks it: ``t.root``, and ``t.redo(root)`` re-applies the operations that
 # made it). A write into the root (assignment, in-place operator, np.copyto, a ufunc's out=)
 # updates the root's tracer and then re-derives every live view from the new value, so each
 # sees the write as it does in NumPy. A write into a view is a write into its root at the
@@ -195,14 +195,13 @@ def _check_writable(t: Tracer) -> None:
         raise ValueError("assignment destination is read-only")
 
 
-def copy_keep_layout(val: np.ndarray, base=None) -> np.ndarray:
+def copy_keep_layout(val: np.ndarray) -> np.ndarray:
     """A copy of ``val`` with val's exact strides (NumPy writes in place, so an array keeps its
     layout through assignments): for an array that does not own its memory, the memory it views
-    (``base``, or val.base when not much larger) is copied and val rebuilt on it at the same offset."""
-    if base is None:
-        base = val.base
-        if val.flags.owndata or type(base) is not ndarray or base.size > 4 * val.size + 16:
-            return np.copy(val, order="K")  # exact for arrays contiguous in some axis order
+    (val.base, when not much larger) is copied and val rebuilt on it at the same offset."""
+    base = val.base
+    if val.flags.owndata or type(base) is not ndarray or base.size > 4 * val.size + 16:
+        return np.copy(val, order="K")  # exact for arrays contiguous in some axis order
     copy = np.copy(base, order="K")
     offset = val.__array_interface__["data"][0] - base.__array_interface__["data"][0]
     if copy.strides != base.strides or offset < 0:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dis
 import linecache
 import os
 import sys
@@ -65,8 +66,6 @@ def user_instruction(depth: int = 1) -> str | None:
     frame = user_frame(depth + 1)
     if frame is None:
         return None
-    import dis
-
     for ins in dis.get_instructions(frame.f_code):
         if ins.offset == frame.f_lasti:
             return ins.opname
