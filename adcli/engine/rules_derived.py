@@ -93,26 +93,30 @@ def _diag_native_or_derived(v, k=0):
     return out
 
 
+def _dtype(v):
+    return np.result_type(v.value if isinstance(v, Tracer) else v)
+
+
 @defnative(np.ediff1d)
 def _ediff1d(ary, to_end=None, to_begin=None):
     # NumPy's body subtracts into a slice of its result (out=result[k:l]), a write through a
     # view; the same result is a concatenation: to_begin, the differences, to_end, all in
     # ary's dtype (the extras must cast to it "same_kind", as NumPy checks).
     a = np.ravel(ary)
-    dtype = np.result_type(a.value if isinstance(a, Tracer) else a)
-    parts = []
-    for name, extra in (("to_begin", to_begin), (None, None), ("to_end", to_end)):
-        if name is None:
-            parts.append(a[1:] - a[:-1])
-            continue
-        if extra is None:
-            continue
-        if not isinstance(extra, Tracer):
-            extra = np.asanyarray(extra)
-        if not np.can_cast(np.result_type(extra.value if isinstance(extra, Tracer) else extra), dtype, "same_kind"):
+    dtype = _dtype(a)
+
+    def extra(name, v):
+        v = v if isinstance(v, Tracer) else np.asanyarray(v)
+        if not np.can_cast(_dtype(v), dtype, "same_kind"):
             raise TypeError(f"dtype of `{name}` must be compatible with input `ary` under the `same_kind` rule.")
-        parts.append(np.ravel(extra))
-    parts = [p if np.result_type(p.value if isinstance(p, Tracer) else p) == dtype else p.astype(dtype) for p in parts]
+        return np.ravel(v)
+
+    parts = [a[1:] - a[:-1]]
+    if to_begin is not None:
+        parts.insert(0, extra("to_begin", to_begin))
+    if to_end is not None:
+        parts.append(extra("to_end", to_end))
+    parts = [p if _dtype(p) == dtype else p.astype(dtype) for p in parts]
     return np.concatenate(parts) if len(parts) > 1 else np.copy(parts[0])
 
 
