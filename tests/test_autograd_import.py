@@ -11,12 +11,12 @@ import pytest
 
 import adcli
 from adcli.engine.core import Primitive
-from adcli.engine.dispatch import FAST_UFUNCS
-from adcli.engine.rules_elementwise import UFUNC_PRIMITIVES
+from adcli.engine.registry import FAST_UFUNCS, UFUNCS
 from adcli.errors import RuleError
 from adcli.rules import register, rules_for, unregister
 from adcli.rules.autograd_catalog import catalog, find, summary
-from adcli.rules.autograd_import import _agree, import_rule, imported_rules, unimport
+from adcli.rules.autograd_import import import_rule, imported_rules, unimport
+from adcli.rules.autograd_verify import _agree
 from adcli.testing import check_grad
 from tests.support.recorder import recording
 
@@ -215,7 +215,7 @@ def test_imported_rule_is_verified_serves_the_engine_and_is_right(case):
 
 def test_keyword_rules_serve_only_calls_with_those_keywords():
     [rule] = import_rule(np.sum, F2, "axis=int")
-    assert rule.signature == ("f64[2d]", "axis=int")
+    assert rule.key == ("f64[2d]", "axis=int")
     x = mat(3, 5)
     _, used = served_by(rule, lambda: check_grad(lambda a: readout(np.sum(a, axis=0)), x))
     assert used
@@ -227,7 +227,7 @@ def test_keyword_rules_serve_only_calls_with_those_keywords():
 
 def test_keyword_types_in_any_order_and_values_passed_on():
     [rule] = import_rule(np.var, "f64[2d]", "ddof=int", "axis=int")
-    assert rule.signature == ("f64[2d]", "axis=int", "ddof=int")
+    assert rule.key == ("f64[2d]", "axis=int", "ddof=int")
     x = mat(4, 3)
     g, used = served_by(rule, lambda: check_grad(lambda a: readout(np.var(a, axis=1, ddof=0)), x))
     assert used
@@ -312,7 +312,7 @@ def test_disagreement_with_the_native_rule_is_refused_naming_both_numbers(monkey
     # Make adcli's *native* sin rule wrong (twice the derivative): the imported rule passes
     # finite differences, then must be refused for disagreeing with the native rule.
     bad = Primitive("numpy.sin", np.sin, lambda g, ans, x: 2.0 * g * np.cos(x))
-    monkeypatch.setitem(UFUNC_PRIMITIVES, np.sin, bad)
+    monkeypatch.setitem(UFUNCS, np.sin, bad)
     monkeypatch.setitem(FAST_UFUNCS, np.sin, bad)
     with pytest.raises(RuleError, match="disagrees with adcli's native rule") as info:
         import_rule(np.sin, F1)
@@ -499,7 +499,7 @@ def test_ufuncs_take_no_keyword_types_and_nothing_float_is_refused():
 
 def test_unions_and_layouts():
     rules = import_rule(np.kron, (F2, "f64[2d,F]"), "f64[2d,strided]")
-    assert [r.signature for r in rules] == [(F2, "f64[2d,strided]"), ("f64[2d,F]", "f64[2d,strided]")]
+    assert [r.key for r in rules] == [(F2, "f64[2d,strided]"), ("f64[2d,F]", "f64[2d,strided]")]
     a = np.asfortranarray(mat(2, 3))
     b = mat(6, 4)[::2, ::2]
     _, used = served_by(rules[1], lambda: check_grad(lambda x, y: readout(np.kron(x, y)), a, b, argnums=(0, 1)))

@@ -1,6 +1,6 @@
 """Elementwise ufuncs and Python operators on tracers, against finite differences.
 
-Every ufunc in UFUNC_PRIMITIVES is covered by iterating over the table; an entry added there
+Every ufunc in UFUNCS is covered by iterating over the table; an entry added there
 without a domain below gets the default domain (and a test failure if that is wrong, which is
 the point: add its domain here).
 """
@@ -15,7 +15,8 @@ import pytest
 
 import adcli
 from adcli.engine.core import Tracer
-from adcli.engine.rules_elementwise import NONDIFF_UFUNCS, UFUNC_PRIMITIVES
+from adcli.engine.registry import UFUNCS
+from adcli.engine.rules_elementwise import NONDIFF_UFUNCS
 from adcli.testing import check_grad
 
 # --- domains --------------------------------------------------------------------------------
@@ -86,7 +87,7 @@ PY_FLOAT = {
 
 # Generalized ufuncs in the table (matmul, vecdot, ...: ufunc.signature is set) are contractions,
 # not elementwise: tests/test_contract*.py covers them.
-ELEMENTWISE = [u for u in UFUNC_PRIMITIVES if u.signature is None]
+ELEMENTWISE = [u for u in UFUNCS if u.signature is None]
 UNARY = sorted((u for u in ELEMENTWISE if u.nin == 1), key=lambda u: u.__name__)
 BINARY = sorted((u for u in ELEMENTWISE if u.nin == 2), key=lambda u: u.__name__)
 

@@ -240,3 +240,77 @@ ROUND_TRIP = [
 def test_parse_accepts_everything_describe_produces(value):
     d = describe(value)
     assert parse_descriptor(d) == d
+
+
+# --- Signature: one __str__, one parse ---------------------------------------------------------
+
+from adcli.engine.signature import Signature, array_type, parse_type  # noqa: E402
+
+SIGNATURES = [
+    Signature("numpy", "kron", ("f64[2d,strided]", "f64[2d]")),
+    Signature("numpy", "sum", ("f64[2d]",), (("axis", "int"), ("keepdims", "bool"))),
+    Signature("numpy.linalg", "solve", ("f64[2d]", "f64[1d]")),
+    Signature("__main__", "lml", ("dict{W1: f64[2d], 'a b': list(f64[1d]*100)}",)),
+    Signature("pkg.mod", "Model.loss", ("obj(pkg.mod.Model)", "f64[1d]")),
+    Signature("pkg.mod", "make.<locals>.loss", ("tuple(int, float, ...3 more)",)),
+    Signature("scipy.special", "gammaln", ("f32[1d]",)),
+    Signature("m", "f", ()),
+    Signature("m", "f", (), (("x", "f64"),)),
+    Signature("m", "f", ("M8[ns][1d]", "U5[2d]", "fn(numpy.sin)", "type(builtins.int)", "m.Point(float, f64[1d])")),
+]
+
+
+@pytest.mark.parametrize("sig", SIGNATURES, ids=str)
+def test_signature_round_trips_through_its_text(sig):
+    assert Signature.parse(str(sig)) == sig
+
+
+def test_signature_text_and_parts():
+    sig = Signature("numpy", "sum", ("f64[2d]",), (("axis", "int"),))
+    assert str(sig) == "numpy.sum(f64[2d], axis=int)"
+    assert sig.function == "numpy.sum" and sig.target == "numpy:sum" and sig.key == ("f64[2d]", "axis=int")
+    assert sig.is_numpy and not Signature("__main__", "f").is_numpy
+    # a dotted qualname is marked with ':' so the module boundary is never guessed
+    assert str(Signature("pkg.mod", "Model.loss", ("f64[1d]",))) == "pkg.mod:Model.loss(f64[1d])"
+    assert Signature.parse("pkg.mod.loss(f64[1d])") == Signature("pkg.mod", "loss", ("f64[1d]",))
+
+
+def test_signature_of_call_and_from_key_agree_with_signature_key():
+    args, kwargs = (np.zeros((2, 2)).T, 1.0), {"b": True, "a": 1}
+    sig = Signature.of_call("numpy", "f", args, kwargs)
+    assert sig.key == signature_key(args, kwargs)
+    assert Signature.from_key("numpy", "f", signature_key(args, kwargs)) == sig
+
+
+def test_signature_of_every_described_value_parses():
+    for value in ROUND_TRIP + [v for v, _ in DESCRIBE]:
+        sig = Signature.of_call("m", "f", (value,), {"k": value})
+        assert Signature.parse(str(sig)) == sig
+
+
+@pytest.mark.parametrize("text", [
+    "numpy.kron(f64[2d]", "numpy.kron f64[2d])", "kron(f64[2d])", "numpy.kron(f64[2d]))", "numpy.kron(f64[2d]\n)",
+    "numpy.kron(f64[2d])\nimport os", "numpy.kron(\x1b[31mf64[2d])", "numpy.kron([/]f64[2d])", "numpy.kron(x[/])",
+    "numpy.kron(W[in])", "__main__.f(dict{'a\nb': int})", "__main__.f(b=int, a=int)", "__main__.f(a=int, f64)",
+    "a b.f(int)", "os.system('x')(int)", "m.f(obj(a b))", "", "m.f(f64[1d,F])", "m.f(list(int*))", "m.f(int, )",
+])
+def test_signature_parse_refuses_anything_else(text):
+    with pytest.raises(ValueError) as info:
+        Signature.parse(text)
+    assert "\n" not in str(info.value) and "\x1b" not in str(info.value)
+
+
+def test_dict_keys_that_are_not_literals_are_described_by_type():
+    class K:
+        def __repr__(self):
+            return "[/]\x1b]8;;x\x07\nboom"
+
+    d = describe({K(): 1.0, (1, 2): 2.0})
+    assert "\n" not in d and "\x1b" not in d and "[/]" not in d
+    assert parse_type(d) == d
+
+
+def test_array_type():
+    assert array_type("f64[2d,F]").layout == "F" and array_type("f64[2d,F]").ndim == 2
+    assert array_type("f32[1d]").dtype == np.float32 and array_type("b[0d]").dtype == np.bool_
+    assert array_type("f64") is None and array_type("list(f64[1d])") is None

@@ -23,7 +23,7 @@ from ..errors import NoRuleError, UnsupportedError
 from .core import Tracer, has_tracer
 from .mutation import setitem
 from .registry import entry
-from .signature import call_signature
+from .signature import Signature
 from .where import user_location
 
 ndarray = np.ndarray
@@ -267,9 +267,9 @@ class Derivation:
         if self.accepts is not None:
             reason = self.accepts(traced, args, kwargs)
             if reason:
-                name = entry(self.func).name
+                e = entry(self.func)
                 raise NoRuleError(
-                    f"no rule and no verified derivation for {name}({call_signature(args, kwargs)}) at "
+                    f"no rule and no verified derivation for {Signature.of_call(e.module, e.qualname, args, kwargs)} at "
                     f"{user_location(3)}: the derivation is verified only {reason}; import a rule "
                     "(`adcli rules list`) or write one (`adcli export`)"
                 )

@@ -13,15 +13,11 @@ from ..errors import NoRuleError, TracingError, UnsupportedError
 from . import hooks
 from .core import Tracer, apply, apply1, apply2, nondiff
 from .escapes import PLAIN_ARRAY
-from .registry import REGISTRY, entry, qualified_name
-from .rules_elementwise import NONDIFF_UFUNCS, UFUNC_PRIMITIVES
+from .registry import UFUNCS, declared_rule, names_of, serving
+from .rules_elementwise import NONDIFF_UFUNCS
 from .rules_reduce import ACCUMULATE_PRIMITIVES, REDUCE_PRIMITIVES, reduce_call
-from .signature import call_signature, signature_key
+from .signature import Signature
 from .where import user_instruction, user_location
-
-# Ufuncs whose plain calls can skip the registry: those with a native rule and no
-# signature-specific rule (registering one removes the ufunc from here; see registry).
-FAST_UFUNCS: dict = dict(UFUNC_PRIMITIVES)
 
 # ufunc keyword arguments that change nothing about the gradient.
 _HARMLESS_KWARGS = frozenset({"casting", "order", "subok"})
@@ -37,16 +33,15 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict):
             out[...] = result
             return out
         inputs, kwargs = _ufunc_kwargs(ufunc, method, inputs, kwargs)
-    e = REGISTRY.get(ufunc)
-    if e is not None and e.by_signature and method == "__call__":
-        rule = e.by_signature.get(signature_key(inputs, kwargs))
+    if method == "__call__":
+        rule = declared_rule(ufunc, inputs, kwargs)
         if rule is not None:
             session = hooks._session
             if session is not None:
-                return session.numpy_call(e.name, rule.source, inputs, kwargs, lambda a, k: rule(*a, **k))
+                return session.numpy_call(rule.signature.module, rule.signature.qualname, rule.source, inputs, kwargs,
+                                          lambda a, k: rule(*a, **k))
             return rule(*inputs, **kwargs)
-    if method == "__call__":
-        prim = UFUNC_PRIMITIVES.get(ufunc)
+        prim = UFUNCS.get(ufunc)
         unknown = set(kwargs) - {"dtype"}
         if unknown and ufunc not in NONDIFF_UFUNCS:
             raise UnsupportedError(
@@ -78,15 +73,16 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict):
                 f"np.{ufunc.__name__}.accumulate(..., {', '.join(kwargs)}=...) on a traced value is not supported"
             )
         return apply(ACCUMULATE_PRIMITIVES[ufunc], x, axis=int(axis) % max(np.ndim(x.value), 1))
-    elif method == "outer" and ufunc in UFUNC_PRIMITIVES and len(inputs) == 2:
+    elif method == "outer" and ufunc in UFUNCS and len(inputs) == 2:
         a, b = inputs
         nb = np.ndim(_value(b))
         return ufunc_call(ufunc, "__call__", (np.reshape(a, np.shape(_value(a)) + (1,) * nb), b), kwargs)
     elif ufunc in NONDIFF_UFUNCS:
         return getattr(ufunc, method)(*[_value(x) for x in inputs], **kwargs)
-    target = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+    module, name = names_of(ufunc)
+    call = Signature.of_call(module, name if method == "__call__" else f"{name}.{method}", inputs, {})
     raise NoRuleError(
-        f"no rule and no verified derivation for {target}({call_signature(inputs, {})}) at {user_location()}: "
+        f"no rule and no verified derivation for {call} at {user_location()}: "
         "import one (`adcli rules list`) or write one (`adcli export`)"
     )
 
@@ -129,42 +125,22 @@ def _value(x):
 
 def array_function(func, types, args: tuple, kwargs: dict):
     """The body of ``Tracer.__array_function__``."""
-    e = REGISTRY.get(func)
-    if e is not None:
-        served = resolve(e, args, kwargs)
-        if served is not None:
-            kind, fn, spread = served
-            session = hooks._session
-            if session is None:  # the usual case: no closure, one call
-                return fn(*args, **kwargs) if spread else fn(args, kwargs)
-            # a profiler: it times the call and records the signature
-            run = (lambda a, k: fn(*a, **k)) if spread else fn
-            return session.numpy_call(e.name, kind, args, kwargs, run)
-    raise no_rule(func, args, kwargs)
-
-
-def resolve(e, args: tuple, kwargs: dict):
-    """``(kind, fn, spread)`` for the rule that serves this call, or None: ``kind`` is the rule's
-    source (hand-written / imported), ``native`` or ``derived``; ``fn`` is called as
-    ``fn(*args, **kwargs)`` when ``spread``, else as ``fn(args, kwargs)`` (a derivation)."""
-    if e.by_signature:
-        rule = e.by_signature.get(signature_key(args, kwargs))
-        if rule is not None:
-            return rule.source, rule, True
-    if e.native is not None:
-        return "native", e.native, True
-    if e.derivation is not None:
-        return "derived", e.derivation, False
-    return None
+    served = serving(func, args, kwargs)
+    if served is None or served.fn is None:
+        raise no_rule(func, args, kwargs)
+    fn, spread = served.fn, served.spread
+    session = hooks._session
+    if session is None:  # the usual case: no closure, one call
+        return fn(*args, **kwargs) if spread else fn(args, kwargs)
+    # a profiler: it times the call and records the signature
+    run = (lambda a, k: fn(*a, **k)) if spread else fn
+    module, qualname = names_of(func)
+    return session.numpy_call(module, qualname, served.kind, args, kwargs, run)
 
 
 def no_rule(func, args, kwargs) -> NoRuleError:
-    name = entry(func).name if func in REGISTRY else _name(func)
+    module, qualname = names_of(func)
     return NoRuleError(
-        f"no rule and no verified derivation for {name}({call_signature(args, kwargs)}) at {user_location(3)}: "
-        "import one (`adcli rules list`) or write one (`adcli export`)"
+        f"no rule and no verified derivation for {Signature.of_call(module, qualname, args, kwargs)} at "
+        f"{user_location(3)}: import one (`adcli rules list`) or write one (`adcli export`)"
     )
-
-
-def _name(func):
-    return qualified_name(func)

@@ -1,30 +1,53 @@
-"""The one registry through which every NumPy callable is dispatched.
+"""The one registry of rules: every rule form, its caches, and the answer to "what serves this call".
 
-``REGISTRY[func]`` is an :class:`Entry` with, in lookup order:
+Rule forms, in lookup order for one call:
 
-* ``by_signature``: rules for exact concrete signatures (imported or hand-written rules, keyed by
-  the tuple of argument descriptors; see engine.signature);
-* ``native``: the engine's own rule, valid for every float type;
-* ``derivation``: a verified derivation (the function's NumPy body is run with tracers).
+* a *declared* rule for the call's exact signature (hand-written or imported; an object with
+  ``target``, ``key`` (engine.signature), ``source`` and ``__call__``), in ``Entry.by_signature``;
+* the engine's *native* rule, valid for every float type: ``Entry.native`` for array functions,
+  a :class:`~adcli.engine.core.Primitive` in ``UFUNCS`` for ufuncs;
+* a verified *derivation* (the function's NumPy body run with tracers), ``Entry.derivation``;
+* for a user's Python function (keyed ``(module, qualname)``): its own body, traced (derived).
 
-A callable with none of these raises NoRuleError naming it and its signature. The dict lookup
-is O(1) whatever the number of rules.
+A callable with none of these raises NoRuleError naming it and its signature. Lookups are O(1)
+dict hits whatever the number of rules. ``FAST_UFUNCS`` (the ufuncs whose plain calls can skip
+the registry: a native rule and no declared one) is kept in step here, by :func:`add_rule` and
+:func:`remove_rule`, and nowhere else.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+import sys
+from typing import Callable, NamedTuple
+
+from .signature import callable_name, signature_key
+
+# ufunc -> Primitive: the native rules of ufuncs (filled by rules_elementwise.defufunc)
+UFUNCS: dict = {}
+# the subset of UFUNCS no declared rule overrides (the Tracer's ufunc fast path)
+FAST_UFUNCS: dict = {}
 
 
 class Entry:
-    __slots__ = ("func", "name", "native", "by_signature", "derivation")
+    """Everything registered for one callable (a NumPy callable, or ``(module, qualname)``)."""
 
-    def __init__(self, func, name: str) -> None:
+    __slots__ = ("func", "module", "qualname", "native", "by_signature", "derivation")
+
+    def __init__(self, func, module: str, qualname: str) -> None:
         self.func = func
-        self.name = name
+        self.module = module
+        self.qualname = qualname
         self.native: Callable | None = None
         self.by_signature: dict = {}
         self.derivation = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.module}.{self.qualname}"
+
+    @property
+    def is_user(self) -> bool:
+        return isinstance(self.func, tuple)
 
     def __repr__(self) -> str:
         kinds = [k for k in ("native", "derivation") if getattr(self, k) is not None]
@@ -36,28 +59,32 @@ class Entry:
 REGISTRY: dict = {}
 
 
+def names_of(func) -> tuple[str, str]:
+    """``(module, qualname)`` of a registry key in its public spelling: ``("numpy.linalg",
+    "solve")``, ``("scipy.special", "gammaln")`` for SciPy's ufuncs, a user key as it is."""
+    if isinstance(func, tuple):
+        return func
+    module, qualname = callable_name(func)
+    if module == "numpy" and type(func).__name__ == "ufunc" and getattr(func, "__module__", None) is None:
+        special = sys.modules.get("scipy.special")  # never imported from here: only if the program did
+        if special is not None and getattr(special, func.__name__, None) is func:
+            module = "scipy.special"
+    return module, qualname
+
+
 def qualified_name(func) -> str:
-    """``numpy.linalg.solve``-style name of a NumPy callable (ufuncs: ``numpy.sin``)."""
-    name = getattr(func, "__name__", None) or repr(func)
-    module = getattr(func, "__module__", None)
-    if module is None or type(func).__name__ == "ufunc":
-        module = "numpy"
-    if module.startswith("numpy"):
-        # Public spelling: numpy._core.fromnumeric.sum -> numpy.sum, numpy.linalg._linalg -> numpy.linalg
-        public = "numpy"
-        for sub in ("numpy.linalg", "numpy.fft"):
-            if module.startswith(sub):
-                public = sub
-        return f"{public}.{name}"
-    qual = getattr(func, "__qualname__", name)
-    return f"{module}.{qual}"
+    """``numpy.linalg.solve``-style name of a registry key."""
+    module, qualname = names_of(func)
+    return f"{module}.{qualname}"
 
 
-def entry(func) -> Entry:
-    """The registry entry for ``func``, created on first use."""
+def entry(func, name: str | None = None) -> Entry:
+    """The registry entry for ``func``, created on first use (``name``: its public
+    ``module.qualname`` when the callable's own attributes do not say it, e.g. a SciPy ufunc)."""
     e = REGISTRY.get(func)
     if e is None:
-        e = REGISTRY[func] = Entry(func, qualified_name(func))
+        module, qualname = names_of(func) if name is None else tuple(name.rsplit(".", 1))
+        e = REGISTRY[func] = Entry(func, module, qualname)
     return e
 
 
@@ -71,3 +98,110 @@ def defnative(*funcs):
         return impl
 
     return register
+
+
+def defufunc_rule(ufunc, prim) -> None:
+    """The native rule (a Primitive) of a ufunc."""
+    UFUNCS[ufunc] = prim
+    e = REGISTRY.get(ufunc)
+    if e is None or not e.by_signature:
+        FAST_UFUNCS[ufunc] = prim
+
+
+# --- declared rules ----------------------------------------------------------------------------
+
+
+def add_rule(rule, name: str | None = None):
+    """Register a declared rule for ``rule.target`` and ``rule.key``; returns the rule it
+    replaced (or None). The caller decides whether replacing is allowed."""
+    e = entry(rule.target, name)
+    old = e.by_signature.get(rule.key)
+    e.by_signature[rule.key] = rule
+    FAST_UFUNCS.pop(rule.target, None)  # plain calls of this ufunc must now consult the registry
+    return old
+
+
+def remove_rule(rule, restore=None) -> bool:
+    """Take ``rule`` out of the registry (putting ``restore`` back in its place, if given);
+    False if it was not registered. An entry left empty is dropped."""
+    e = REGISTRY.get(rule.target)
+    if e is None or e.by_signature.get(rule.key) is not rule:
+        return False
+    if restore is not None:
+        e.by_signature[rule.key] = restore
+    else:
+        del e.by_signature[rule.key]
+    if not e.by_signature:
+        if rule.target in UFUNCS:
+            FAST_UFUNCS[rule.target] = UFUNCS[rule.target]
+        if e.native is None and e.derivation is None:
+            del REGISTRY[rule.target]
+    return True
+
+
+def declared_rules() -> list:
+    """Every declared rule, in registration order of their callables."""
+    return [r for e in list(REGISTRY.values()) for r in list(e.by_signature.values())]
+
+
+def declared_rule(func, args: tuple, kwargs: dict):
+    """The declared rule for exactly this call's signature, or None."""
+    e = REGISTRY.get(func)
+    if e is None or not e.by_signature:
+        return None
+    return e.by_signature.get(signature_key(args, kwargs))
+
+
+# --- what serves a call ------------------------------------------------------------------------
+
+
+class Served(NamedTuple):
+    """How one call is served. ``kind``: ``hand-written`` / ``imported`` (a declared rule),
+    ``native`` or ``derived``. ``fn`` is called as ``fn(*args, **kwargs)`` when ``spread``, else
+    as ``fn(args, kwargs)`` (a derivation); None for a user function's own body and for a ufunc
+    (the engine applies its Primitive). ``rule``: the declared rule, if one serves.
+    ``fallback``: what would serve the call without the declared rule (None: nothing)."""
+
+    kind: str
+    fn: Callable | None
+    spread: bool
+    rule: object | None
+    fallback: str | None
+
+
+def without_declared(func) -> str | None:
+    """``native``, ``derived`` or None: what serves ``func`` when no declared rule does."""
+    e = REGISTRY.get(func)
+    if (e is not None and e.native is not None) or _is_ufunc_rule(func):
+        return "native"
+    if (e is not None and e.derivation is not None) or isinstance(func, tuple):
+        return "derived"
+    return None
+
+
+def _is_ufunc_rule(func) -> bool:
+    try:
+        return func in UFUNCS
+    except TypeError:  # an unhashable callable
+        return False
+
+
+def serving(func, args: tuple, kwargs: dict) -> Served | None:
+    """What serves ``func(*args, **kwargs)`` now, or None (NoRuleError territory)."""
+    try:
+        e = REGISTRY.get(func)
+    except TypeError:
+        return None
+    if e is not None and e.by_signature:
+        rule = e.by_signature.get(signature_key(args, kwargs))
+        if rule is not None:
+            return Served(rule.source, rule, True, rule, without_declared(func))
+    if e is not None and e.native is not None:
+        return Served("native", e.native, True, None, "derived" if e.derivation is not None else None)
+    if _is_ufunc_rule(func):
+        return Served("native", None, True, None, None)
+    if e is not None and e.derivation is not None:
+        return Served("derived", e.derivation, False, None, None)
+    if isinstance(func, tuple):
+        return Served("derived", None, True, None, None)
+    return None

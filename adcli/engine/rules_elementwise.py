@@ -11,19 +11,17 @@ import operator
 import numpy as np
 
 from .core import Primitive
+from .registry import defufunc_rule
 
 LN2 = np.log(2.0)
 LN10 = np.log(10.0)
-
-UFUNC_PRIMITIVES: dict = {}
-
 
 def defufunc(ufunc, *vjps, fwd=None, reads=True) -> Primitive:
     """Register the rule for ``ufunc``; with ``fwd`` (a Python operator), also return a twin
     primitive for the operator dunders, whose forward is that operator. ``reads=False``: the
     VJPs use only the arguments' shapes, not their values."""
     prim = Primitive(f"numpy.{ufunc.__name__}", ufunc, *vjps, reads=reads)
-    UFUNC_PRIMITIVES[ufunc] = prim
+    defufunc_rule(ufunc, prim)
     return prim if fwd is None else Primitive(prim.name, fwd, *vjps, reads=reads)
 
 

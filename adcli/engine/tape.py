@@ -95,5 +95,3 @@ def backward(nodes: list, acc: Any, start: int) -> None:
         grads[i] = None  # consumed: drop the reference so big cotangents are freed early
         node[0](node, g, acc)  # the node's pullback adds its parents' shares into acc
 
-
-PullbackFn = Callable[[tuple, Any, Any], None]

@@ -10,8 +10,9 @@ import numpy as np
 from ..errors import TracingError, UnsupportedError
 from . import mutation
 from .core import ArrayTracer, Tracer, _new, apply1, apply2, pb_unary
-from .dispatch import FAST_UFUNCS, array_function, ufunc_call
+from .dispatch import array_function, ufunc_call
 from .escapes import ARRAY_HINT, NUMBER_HINT, escape_message
+from .registry import FAST_UFUNCS
 from .rules_elementwise import (
     ABSOLUTE,
     ADD,

@@ -76,7 +76,7 @@ def build(session, meta: dict) -> dict:
         sig = session.by_id[sig_id]
         served = dict(sig.served)
         signatures.append({
-            "id": sig_id, "signature": sig.text, "function": sig.function, "kind": sig.kind,
+            "id": sig_id, "signature": str(sig.signature), "function": sig.signature.function, "kind": sig.kind,
             "served_by": max(served, key=served.get) if served else "derived", "served_counts": served,
             "location": sig.location, **s, "replay": None, "sample": None,
         })

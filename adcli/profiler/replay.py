@@ -51,7 +51,7 @@ def replay(sig, budget: float = 0.2, seed: int = 0) -> dict:
     if not argnums:
         return {"error": "no float argument to differentiate"}
     rng = np.random.default_rng(seed)
-    args = [with_layout(a, d) for a, d in zip(args, sig.descriptors or [None] * len(args))]
+    args = [with_layout(a, d) for a, d in zip(args, sig.signature.args)]
     out = fn(*args, **kwargs)
     leaves, unflatten = flatten(out)
     cotangent = unflatten([rng.standard_normal(np.shape(o)).astype(np.result_type(o)) if np.result_type(o).kind == "f"

@@ -20,13 +20,17 @@ import copy
 import fnmatch
 import gc
 import os
+import sys
 import time
 
 import numpy as np
 
 from ..engine import hooks
 from ..engine.core import output_of
-from ..engine.signature import call_signature, describe
+from ..engine.grad import stop_gradient
+from ..engine.pytree import flatten
+from ..engine.signature import Signature
+from .paths import default_excluded
 
 ndarray = np.ndarray
 _perf = time.perf_counter
@@ -57,23 +61,20 @@ class CallNode:
         return node
 
 
-class Signature:
-    """A callable plus the concrete types of a call: the unit the advisor reasons about."""
+class Observed:
+    """One signature as the session saw it: the unit the advisor reasons about."""
 
-    __slots__ = ("id", "text", "function", "kind", "served", "location", "func", "sample", "sample_kwargs",
-                 "descriptors")
+    __slots__ = ("id", "signature", "kind", "served", "location", "func", "sample", "sample_kwargs")
 
-    def __init__(self, id: int, text: str, function: str, kind: str, location: str):
+    def __init__(self, id: int, signature: Signature | None, kind: str, location: str):
         self.id = id
-        self.text = text
-        self.function = function
+        self.signature = signature  # None for the program root
         self.kind = kind  # "numpy" or "user"
         self.served: dict = {}  # rule kind -> calls
         self.location = location
         self.func = None  # the callable, for replays (never serialised)
         self.sample = None  # the first call's arguments, copied (see Session.sample_limit)
         self.sample_kwargs = None
-        self.descriptors = None  # the arguments' descriptors (a copy loses the layout)
 
 
 class _Grads(list):
@@ -94,7 +95,7 @@ class Session(hooks.Session):
     """Collects the call tree of every gradient a program takes."""
 
     def __init__(self, include=(), exclude=(), root_dir: str | None = None, sample_limit: int = 1_000_000):
-        self.root = CallNode(Signature(0, "<program>", "<program>", "root", ""), None)
+        self.root = CallNode(Observed(0, None, "root", ""), None)
         self.signatures: dict = {}  # key -> Signature
         self.by_id: dict = {0: self.root.sig}
         self.stack: list = [self.root]
@@ -126,8 +127,6 @@ class Session(hooks.Session):
             return False
         if self.include:
             return any(fnmatch.fnmatch(path, g) or fnmatch.fnmatch(os.path.basename(path), g) for g in self.include)
-        from . import default_excluded
-
         if default_excluded(path):
             return False
         return self.root_dir is None or path.startswith(self.root_dir + os.sep)
@@ -147,14 +146,14 @@ class Session(hooks.Session):
     def recording(self) -> bool:
         return self.tape is not None
 
-    def numpy_call(self, name, kind, args, kwargs, run, func=None):
+    def numpy_call(self, module, qualname, kind, args, kwargs, run, func=None):
         if self.tape is None:
             return run(args, kwargs)
-        text = f"{name}({call_signature(args, kwargs)})"
+        signature = Signature.of_call(module, qualname, args, kwargs)
         where = "user" if func is not None else "numpy"
-        sig = self._signature((where, text), text, name, where, _location(func) if func is not None else None)
+        sig = self._signature((where, signature), signature, where, _location(func) if func is not None else None)
         if sig.func is None:
-            sig.func = func if func is not None else _numpy_func(name)
+            sig.func = func if func is not None else _numpy_func(module, qualname)
         node = self._enter(sig, args, kwargs)
         sig.served[kind] = sig.served.get(kind, 0) + 1
         try:
@@ -206,21 +205,20 @@ class Session(hooks.Session):
         return self.owner[i] if i < len(self.owner) else self.root
 
     # --- the call tree ---
-    def _signature(self, key, text, function, kind, location) -> Signature:
+    def _signature(self, key, signature, kind, location) -> Observed:
         sig = self.signatures.get(key)
         if sig is None:
-            sig = self.signatures[key] = Signature(len(self.by_id), text, function, kind, location or "")
+            sig = self.signatures[key] = Observed(len(self.by_id), signature, kind, location or "")
             self.by_id[sig.id] = sig
         return sig
 
-    def _enter(self, sig: Signature, args, kwargs) -> CallNode:
+    def _enter(self, sig: Observed, args, kwargs) -> CallNode:
         parent = self.stack[-1]
         self._flush(parent)
         node = parent.child(sig)
         node.calls += 1
         if sig.sample is None:
             sig.sample, sig.sample_kwargs = self._capture(args, kwargs)
-            sig.descriptors = [describe(a) for a in args]
         self.stack.append(node)
         node.t0 = _perf()
         return node
@@ -255,8 +253,6 @@ class Session(hooks.Session):
     def _capture(self, args, kwargs):
         """A copy of a call's arguments (traced values by their plain value), or a marker when
         they are too big to keep (``sample_limit`` elements in all)."""
-        from ..engine.grad import stop_gradient
-
         try:
             plain = stop_gradient(list(args))
             plain_kw = stop_gradient(dict(kwargs))
@@ -269,13 +265,7 @@ class Session(hooks.Session):
 
 
 def _leaves(x):
-    from ..engine.pytree import flatten
-
     return flatten(x)[0]
-
-
-def _module_name(frame) -> str:
-    return frame.f_globals.get("__name__", "?")
 
 
 def _short(filename: str) -> str:
@@ -291,9 +281,10 @@ def _location(func) -> str:
     return f"{_short(code.co_filename)}:{code.co_firstlineno}" if code is not None else ""
 
 
-def _numpy_func(name: str):
-    obj = np
-    for part in name.split(".")[1:]:
+def _numpy_func(module: str, qualname: str):
+    """The NumPy (or SciPy) callable a public name names, if its module is loaded."""
+    obj = sys.modules.get(module)
+    for part in qualname.split("."):
         obj = getattr(obj, part, None)
         if obj is None:
             return None

@@ -39,7 +39,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..engine.registry import REGISTRY, qualified_name
+from ..engine.registry import qualified_name, without_declared
 from ..errors import RuleError
 
 # Modules whose import fills autograd's registry, with the public namespace each mirrors.
@@ -98,23 +98,15 @@ class CatalogEntry:
     refusal: str = field(default="", repr=False)
 
     @property
+    def status(self) -> str:
+        """``native``, ``derived`` or ``neither``: what serves ``func`` in adcli without this rule
+        (the registry's answer)."""
+        return (without_declared(self.func) if _hashable(self.func) else None) or "neither"
+
+    @property
     def native(self) -> bool:
         """adcli has a native rule for ``func`` (every float type)."""
-        from ..engine.rules_elementwise import UFUNC_PRIMITIVES
-
-        e = REGISTRY.get(self.func) if _hashable(self.func) else None
-        return (e is not None and e.native is not None) or (_hashable(self.func) and self.func in UFUNC_PRIMITIVES)
-
-    @property
-    def derivation(self) -> bool:
-        """adcli has a verified derivation for ``func`` (its NumPy body, run with tracers)."""
-        e = REGISTRY.get(self.func) if _hashable(self.func) else None
-        return e is not None and e.derivation is not None
-
-    @property
-    def status(self) -> str:
-        """``native``, ``derived`` or ``neither``: what serves ``func`` in adcli without this rule."""
-        return "native" if self.native else "derived" if self.derivation else "neither"
+        return self.status == "native"
 
     @property
     def importable(self) -> bool:

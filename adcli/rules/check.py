@@ -9,6 +9,7 @@ import sys
 import traceback
 
 from ..engine.registry import REGISTRY
+from ..engine.signature import Signature
 from ..errors import AdcliError
 from .declare import Rule
 
@@ -91,7 +92,7 @@ def check_rules(path: str, profile: str | None = None, timing: bool = True) -> l
             sample = s.get("sample") or {}
             args = [decode(a, arrays, _MISSING) for a in sample.get("args", [])]
             if args and all(a is not _MISSING for a in args):
-                samples_by_sig[s["signature"]] = args
+                samples_by_sig[Signature.parse(s["signature"])] = args
     module, declared = load_rules_file(path)
     for rule in declared:  # every user-function target must be found before anything is checked
         if isinstance(rule.target, tuple):
@@ -107,8 +108,8 @@ def check_rules(path: str, profile: str | None = None, timing: bool = True) -> l
     results = []
     tests = {name: getattr(module, name) for name in dir(module) if name.startswith("test_")}
     for rule in declared:
-        sig = rule.signature_string
-        args = samples_by_sig.get(sig)
+        sig = str(rule.signature)
+        args = samples_by_sig.get(rule.signature)
         try:
             if args is not None:
                 report = check_rule(_callable_for(rule), *args, timing=timing)

@@ -17,18 +17,19 @@ takes effect through a *dispatch point* (see adcli/rules/dispatch.py and docs/ru
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import re
 from typing import Callable
 
 import numpy as np
 
-from ..engine.core import OUTPUT_AT, Tracer, kept, make_tracer
-from ..engine.dispatch import FAST_UFUNCS
+from ..engine.core import OUTPUT_AT, Tracer, kept, make_tracer, mixed_tapes
 from ..engine.pytree import flatten
-from ..engine.registry import REGISTRY, Entry, entry, qualified_name
-from ..engine.signature import parse_descriptor
+from ..engine.registry import REGISTRY, add_rule, names_of, remove_rule
+from ..engine.signature import Signature, parse_descriptor
 from ..errors import RuleError
+from .dispatch import activate
 
 SOURCES = ("hand-written", "imported", "native")
 _MAX_UNION = 64  # signatures one declaration may expand to; more is not "a small finite union"
@@ -37,23 +38,23 @@ _MAX_UNION = 64  # signatures one declaration may expand to; more is not "a smal
 class Rule:
     """One rule for one signature of one callable."""
 
-    __slots__ = ("target", "name", "signature", "fwd", "source", "accumulate", "origin", "__weakref__")
+    __slots__ = ("target", "signature", "key", "fwd", "source", "accumulate", "origin", "__weakref__")
 
-    def __init__(self, target, name: str, signature: tuple, fwd: Callable, source: str, accumulate: bool, origin: str):
-        self.target = target
-        self.name = name
+    def __init__(self, target, signature: Signature, fwd: Callable, source: str, accumulate: bool, origin: str):
+        self.target = target  # the registry key: the NumPy callable, or (module, qualname)
         self.signature = signature
+        self.key = signature.key  # the registry's key within the target's entry
         self.fwd = fwd
         self.source = source
         self.accumulate = accumulate
         self.origin = origin  # where it was declared, or which library it came from
 
     @property
-    def signature_string(self) -> str:
-        return f"{self.name}({', '.join(self.signature)})"
+    def name(self) -> str:
+        return self.signature.function
 
     def __repr__(self) -> str:
-        return f"<{self.source} rule {self.signature_string}>"
+        return f"<{self.source} rule {self.signature}>"
 
     def __call__(self, *args, **kwargs):
         """Apply the rule to (possibly traced) arguments: one tape node for the whole call."""
@@ -65,8 +66,6 @@ class Rule:
                 if tape is None:
                     tape = a.tape
                 elif a.tape is not tape:
-                    from ..engine.core import mixed_tapes
-
                     mixed_tapes(a, a)
                 plain.append(a.value)
                 parents.append((i, 0, a.idx))
@@ -83,8 +82,6 @@ class Rule:
                 if tape is None:
                     tape = v.tape
                 elif v.tape is not tape:
-                    from ..engine.core import mixed_tapes
-
                     mixed_tapes(v, v)
                 new[j] = v.value
                 parents.append((i, j, v.idx))
@@ -92,12 +89,12 @@ class Rule:
         for k, v in kwargs.items():
             if any(isinstance(leaf, Tracer) for leaf in flatten(v)[0]):
                 raise RuleError(
-                    f"{self.signature_string}: keyword argument {k}= is traced; rules differentiate positional "
+                    f"{self.signature}: keyword argument {k}= is traced; rules differentiate positional "
                     "arguments only: pass it positionally"
                 )
         out = self.fwd(*plain, **kwargs)
         if not (isinstance(out, tuple) and len(out) == 2 and callable(out[1])):
-            raise RuleError(f"rule {self.signature_string} must return (ans, pullback), got {type(out).__name__}")
+            raise RuleError(f"rule {self.signature} must return (ans, pullback), got {type(out).__name__}")
         ans, pullback = out
         if tape is None:
             return ans
@@ -273,34 +270,29 @@ def register(target, types, fwd: Callable, *, replace: bool = False, accumulate:
     if source not in SOURCES:
         raise RuleError(f"unknown rule source {source!r}; one of {', '.join(SOURCES)}")
     key = target_key(target)
-    e: Entry = entry(key) if not isinstance(key, tuple) else _user_entry(key)
-    sigs = _expand(types)
-    clashes = [s for s in sigs if s in e.by_signature]
-    if clashes and not replace:
-        old = e.by_signature[clashes[0]]
-        raise RuleError(
-            f"{e.name}({', '.join(clashes[0])}) already has a {old.source} rule ({old.origin or 'declared earlier'}); "
-            "pass replace=True to replace it"
-        )
-    rules = []
-    for sig in sigs:
-        r = Rule(key, e.name, sig, fwd, source, accumulate, origin)
-        e.by_signature[sig] = r
-        rules.append(r)
-    if key in FAST_UFUNCS:
-        del FAST_UFUNCS[key]  # plain calls of this ufunc must now consult the registry
-    if isinstance(key, tuple):
-        from .dispatch import activate
-
-        activate(key)
+    module, qualname = names_of(key)
+    rules = [Rule(key, Signature.from_key(module, qualname, sig), fwd, source, accumulate, origin)
+             for sig in _expand(types)]
+    install(rules, replace=replace)
     return rules
 
 
-def _user_entry(key: tuple) -> Entry:
-    e = REGISTRY.get(key)
-    if e is None:
-        e = REGISTRY[key] = Entry(key, f"{key[0]}.{key[1]}")
-    return e
+def install(rules: list, replace: bool = False, name: str | None = None) -> list:
+    """Put declared rules into the registry, all or none: a signature that already has a rule
+    is an error unless ``replace``. Returns the rules replaced (None where there was none), in
+    order. ``name``: the entry's public name when its callable does not say it (SciPy's ufuncs).
+    A rule for a user function makes its module-level name a dispatch point."""
+    for r in rules:
+        old = REGISTRY[r.target].by_signature.get(r.key) if r.target in REGISTRY else None
+        if old is not None and not replace:
+            raise RuleError(
+                f"{r.signature} already has a {old.source} rule ({old.origin or 'declared earlier'}); "
+                "pass replace=True to replace it"
+            )
+    replaced = [add_rule(r, name) for r in rules]
+    for key in {r.target for r in rules if isinstance(r.target, tuple)}:
+        activate(key)
+    return replaced
 
 
 def rule(target, *types, replace: bool = False, accumulate: bool = False):
@@ -316,8 +308,6 @@ def rule(target, *types, replace: bool = False, accumulate: bool = False):
     """
 
     def declare(fwd):
-        import inspect
-
         try:
             origin = f"{inspect.getsourcefile(fwd)}:{inspect.getsourcelines(fwd)[1]}"
         except (TypeError, OSError):
@@ -335,19 +325,7 @@ def unregister(target, types=None) -> int:
     if e is None:
         return 0
     sigs = list(e.by_signature) if types is None else _expand(types)
-    n = 0
-    for s in sigs:
-        if e.by_signature.pop(s, None) is not None:
-            n += 1
-    if not e.by_signature and key in _UFUNC_NATIVE():
-        FAST_UFUNCS[key] = _UFUNC_NATIVE()[key]
-    return n
-
-
-def _UFUNC_NATIVE():
-    from ..engine.rules_elementwise import UFUNC_PRIMITIVES
-
-    return UFUNC_PRIMITIVES
+    return sum(remove_rule(e.by_signature[s]) for s in sigs if s in e.by_signature)
 
 
 def rules_for(target) -> dict:
@@ -356,33 +334,21 @@ def rules_for(target) -> dict:
     return dict(e.by_signature) if e is not None else {}
 
 
-def lookup_name(target) -> str:
-    key = target_key(target)
-    return qualified_name(key) if not isinstance(key, tuple) else f"{key[0]}.{key[1]}"
-
-
 class suspended:
-    """Context manager: the given rules (or every declared rule of a target) are out of the
-    registry for the duration, so calls fall back to the native rule or the derivation."""
+    """Context manager: the given rules are out of the registry for the duration, so calls
+    fall back to the native rule or the derivation."""
 
     def __init__(self, *rules: Rule) -> None:
         self.rules = rules
         self.removed: list = []
 
     def __enter__(self):
-        for r in self.rules:
-            e = REGISTRY.get(r.target)
-            if e is not None and e.by_signature.get(r.signature) is r:
-                del e.by_signature[r.signature]
-                self.removed.append((e, r))
-                if not e.by_signature and r.target in _UFUNC_NATIVE():
-                    FAST_UFUNCS[r.target] = _UFUNC_NATIVE()[r.target]
+        self.removed = [r for r in self.rules if remove_rule(r)]
         return self
 
     def __exit__(self, *exc):
-        for e, r in self.removed:
-            e.by_signature[r.signature] = r
-            FAST_UFUNCS.pop(r.target, None)
+        for r in self.removed:
+            add_rule(r)
         self.removed = []
 
 

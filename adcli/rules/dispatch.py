@@ -26,28 +26,27 @@ import sys
 
 from ..engine import hooks
 from ..engine.core import has_tracer
-from ..engine.registry import REGISTRY
-from ..engine.signature import signature_key
+from ..engine.registry import declared_rule
+from ..errors import RuleError
 
 
 def dispatch(func):
     """Make ``func`` a dispatch point: rules declared for it serve traced calls."""
     if getattr(func, "__adcli_original__", None) is not None:
         return func
-    key = (func.__module__, func.__qualname__)
-    name = f"{func.__module__}.{func.__qualname__}"
+    module, qualname = key = (func.__module__, func.__qualname__)
 
     @functools.wraps(func)
     def dispatcher(*args, **kwargs):
-        rule = None
-        e = REGISTRY.get(key)
-        if e is not None and e.by_signature and (has_tracer(args) or has_tracer(kwargs)):
-            rule = e.by_signature.get(signature_key(args, kwargs))
+        rule = declared_rule(key, args, kwargs)
+        if rule is not None and not (has_tracer(args) or has_tracer(kwargs)):
+            rule = None  # rules serve traced calls; a plain call runs the function itself
         session = hooks._session
         if session is not None and session.recording():  # a profiler: the call joins its call tree
             if rule is not None:
-                return session.numpy_call(name, rule.source, args, kwargs, lambda a, k: rule(*a, **k), func=func)
-            return session.numpy_call(name, "derived", args, kwargs, lambda a, k: func(*a, **k), func=func)
+                return session.numpy_call(module, qualname, rule.source, args, kwargs, lambda a, k: rule(*a, **k),
+                                          func=func)
+            return session.numpy_call(module, qualname, "derived", args, kwargs, lambda a, k: func(*a, **k), func=func)
         if rule is not None:
             return rule(*args, **kwargs)
         return func(*args, **kwargs)
@@ -79,7 +78,5 @@ def original(name: str):
     for part in qualname.split("."):
         obj = getattr(obj, part, None) if obj is not None else None
     if obj is None or not callable(obj):
-        from ..errors import RuleError
-
         raise RuleError(f"cannot find {name}: is {module_name} loaded and does it define {qualname}?")
     return getattr(obj, "__adcli_original__", obj)

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from ..engine.registry import REGISTRY, qualified_name
-from ..engine.rules_elementwise import UFUNC_PRIMITIVES
+from ..engine.registry import REGISTRY, UFUNCS, qualified_name
 from ..errors import RuleError
+from .autograd_catalog import _normalise, catalog, find
 
 SOURCES = ("native", "autograd", "all")
 
 
 def _engine_rows() -> list[dict]:
     rows = []
-    for ufunc, prim in UFUNC_PRIMITIVES.items():
+    for ufunc, prim in UFUNCS.items():
         args = [i for i, v in enumerate(prim.vjps) if v is not None]
-        rows.append({"name": f"numpy.{ufunc.__name__}", "source": "native", "argnums": args,
+        rows.append({"name": qualified_name(ufunc), "source": "native", "argnums": args,
                      "note": "ufunc" if ufunc.signature is None else f"gufunc {ufunc.signature}"})
     for key, e in REGISTRY.items():
         if isinstance(key, tuple):
@@ -24,15 +24,13 @@ def _engine_rows() -> list[dict]:
             d = e.derivation
             rows.append({"name": e.name, "source": "derived", "argnums": None,
                          "note": f"verified derivation: {d.note}" if d.note else "verified derivation"})
-        for sig, r in e.by_signature.items():
-            rows.append({"name": f"{e.name}({', '.join(sig)})", "source": r.source, "argnums": None,
+        for r in e.by_signature.values():
+            rows.append({"name": str(r.signature), "source": r.source, "argnums": None,
                          "note": r.origin})
     return rows
 
 
 def _autograd_rows() -> list[dict]:
-    from .autograd_catalog import catalog
-
     rows = []
     for c in catalog():
         rows.append({
@@ -60,13 +58,11 @@ def list_rules(source: str = "all") -> list[dict]:
 
 def show_rule(name: str) -> dict:
     """Everything adcli knows about one callable: native, derivation, declared rules, autograd."""
-    from .autograd_catalog import _normalise, find
-
     wanted = _normalise(name)
     info: dict = {"name": wanted, "native": False, "derivation": None, "declared": [], "autograd": None}
     found = False
     for key, e in REGISTRY.items():
-        label = e.name if not isinstance(key, tuple) else f"{key[0]}.{key[1]}"
+        label = e.name
         if label != wanted and label.rsplit(".", 1)[-1] != wanted:
             continue
         found = True
@@ -74,11 +70,11 @@ def show_rule(name: str) -> dict:
         info["native"] = info["native"] or (e.native is not None and not getattr(e.native, "__adcli_nondiff__", False))
         if e.derivation is not None:
             info["derivation"] = e.derivation.note or "verified"
-        info["declared"] += [{"signature": r.signature_string, "source": r.source, "origin": r.origin}
+        info["declared"] += [{"signature": str(r.signature), "source": r.source, "origin": r.origin}
                              for r in e.by_signature.values()]
-    for ufunc in UFUNC_PRIMITIVES:
-        if f"numpy.{ufunc.__name__}" == wanted or ufunc.__name__ == wanted:
-            info["name"], info["native"], found = f"numpy.{ufunc.__name__}", True, True
+    for ufunc in UFUNCS:
+        if qualified_name(ufunc) == wanted or ufunc.__name__ == wanted:
+            info["name"], info["native"], found = qualified_name(ufunc), True, True
     try:
         c = find(wanted)
         found = True
@@ -90,7 +86,3 @@ def show_rule(name: str) -> dict:
         if not found:
             raise RuleError(f"adcli knows no rule for {wanted!r}: {exc}") from None
     return info
-
-
-def qualified(func) -> str:
-    return qualified_name(func)
