@@ -425,6 +425,9 @@ def parse_type(text: str) -> str:
     return out
 
 
+_DECLARED_ARRAY = re.compile(r"^(?P<code>[a-zA-Z]+\d*)\[(?P<ndim>\d+)d(?:,(?P<layout>F|strided))?\]$")
+
+
 def parse_descriptor(text: str) -> str:
     """Validate a descriptor a *rule declaration* uses and return it normalised (spaces
     stripped): concrete types only, numeric dtype codes from the known list.
@@ -432,11 +435,11 @@ def parse_descriptor(text: str) -> str:
     Raises ValueError with a one-line reason for an unknown or abstract type.
     """
     s = text.strip()
-    a = array_type(s)
-    if a is not None:
-        if a.code not in _DTYPES:
-            raise ValueError(f"unknown dtype code {a.code!r} in {text!r} (known: {', '.join(sorted(_DTYPES))})")
-        if a.ndim <= 1 and a.layout != "C":
+    m = _DECLARED_ARRAY.match(s)  # looser than the grammar: a misspelt code gets its own message
+    if m:
+        if m.group("code") not in _DTYPES:
+            raise ValueError(f"unknown dtype code {m.group('code')!r} in {text!r} (known: {', '.join(sorted(_DTYPES))})")
+        if int(m.group("ndim")) <= 1 and m.group("layout"):
             raise ValueError(f"{text!r}: 0-d and 1-d arrays have no layout flag")
         return s
     if s in _DTYPES or s in _SCALARS.values():
