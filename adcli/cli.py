@@ -1,7 +1,9 @@
-"""The ``adcli`` command line: thin click glue over the library API.
+"""The ``adcli`` command line: parse options, call one function of the application layer
+(adcli.app), render its result (adcli.render), map errors to exit statuses. No logic here.
 
-Every AdcliError becomes a one-line message on stderr and exit status 2 here, in one place;
-``--debug`` shows the traceback instead.
+Exit statuses: 0 done; 1 a finding about the program or its rules (no gradient taken, a rule
+wrong or still a TODO); 2 bad input (every AdcliError: one line on stderr, or the traceback with
+``--debug``); ``adcli profile`` passes on the profiled program's own non-zero status.
 """
 
 from __future__ import annotations
@@ -10,19 +12,63 @@ import sys
 
 import click
 
-from . import __version__
+from . import __version__, app
+from .advisor.choose import SORTS as ADVICE_SORTS
+from .advisor.config import Thresholds
+from .app.profiling import SORTS as PROFILE_SORTS
 from .errors import AdcliError
+from .profiler.api import NoGradientError, report_error
+from .render import formats, render
+from .render.check import summary_line
+from .render.profile import render_speedscope
+from .render.progress import progress_callback
+from .rules.listing import SOURCES
 
 
 class _Group(click.Group):
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
+        except NoGradientError as exc:  # a finding about the program, not a usage error: status 1
+            click.echo(f"adcli: {exc}", err=True)
+            ctx.exit(1)
         except AdcliError as exc:
             if ctx.params.get("debug"):
                 raise
             click.echo(f"adcli: error: {exc}", err=True)
             ctx.exit(2)
+
+
+def _format_option(result_type: type):
+    names = formats(result_type)
+    return click.option("--format", "fmt", type=click.Choice(names), default=names[0], show_default=True,
+                        help="Output format.")
+
+
+_THRESHOLD_HELP = {
+    "import_burden": "Least saving, as a share of the gradient time, worth importing a rule (default {}).",
+    "handwrite_burden": "Least saving, as a share of the gradient time, worth hand-writing a rule (default {}).",
+    "import_tolerance": "Advise against an import costing more than this multiple of a direct rule's estimate "
+                        "(default {}).",
+    "fallback_factor": "A hand-written rule's cost as a multiple of the primal when no import was measured "
+                       "(default {}).",
+    "alloc_tolerance": "Advise against an import whose peak memory exceeds this multiple of a minimal direct "
+                       "rule's (default {}).",
+}
+
+
+def _threshold_options(command):
+    """The same threshold options on every command that advises (suggest, export): one
+    definition, so the two can never disagree."""
+    for name in reversed(list(_THRESHOLD_HELP)):
+        default = getattr(Thresholds(), name)
+        command = click.option(f"--{name.replace('_', '-')}", name, type=float, default=None,
+                               help=_THRESHOLD_HELP[name].format(default))(command)
+    return command
+
+
+def _thresholds(kwargs: dict) -> dict:
+    return {name: kwargs.pop(name) for name in _THRESHOLD_HELP}
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -32,37 +78,27 @@ def cli(debug: bool) -> None:
     """adcli: find the AD rules worth writing or importing for your NumPy program."""
 
 
-FORMATS = ("table", "json")
-
-
 @cli.group()
 def rules() -> None:
     """Inspect the rules adcli has, derives, and can import from autograd."""
 
 
 @rules.command("list")
-@click.option("--source", type=click.Choice(["native", "autograd", "all"]), default="all", show_default=True,
+@click.option("--source", type=click.Choice(SOURCES), default="all", show_default=True,
               help="native: what the engine has (native rules, verified derivations, declared rules); "
                    "autograd: what can be imported; all: both.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
-              help="Output format.")
+@_format_option(app.RuleListing)
 def rules_list(source: str, fmt: str) -> None:
     """List rules by callable and source."""
-    from .render.rules import render_list
-    from .rules.listing import list_rules
-
-    click.echo(render_list(list_rules(source), fmt))
+    click.echo(render(app.rules_list(source), fmt))
 
 
 @rules.command("show")
 @click.argument("name")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@_format_option(app.RuleInfo)
 def rules_show(name: str, fmt: str) -> None:
     """Show what adcli knows about one callable, e.g. `numpy.kron` or `np.linalg.cholesky`."""
-    from .render.rules import render_show
-    from .rules.listing import show_rule
-
-    click.echo(render_show(show_rule(name), fmt))
+    click.echo(render(app.rules_show(name), fmt))
 
 
 @cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
@@ -76,7 +112,7 @@ def rules_show(name: str, fmt: str) -> None:
                    "(default: the script's folder, not the standard library or site-packages).")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Source files that do not count as your code.")
 @click.option("--top", default=10, show_default=True, help="Signatures in the printed summary.")
-@click.option("--sort", type=click.Choice(["time", "allocations"]), default="time", show_default=True,
+@click.option("--sort", type=click.Choice(PROFILE_SORTS), default="time", show_default=True,
               help="Rank the summary by gradient time or by bytes allocated.")
 @click.option("--no-replay", is_flag=True, help="Skip the isolated replays (faster; no primal or import costs).")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
@@ -87,203 +123,100 @@ def profile(module, output, rules_files, include, exclude, top, sort, no_replay,
 
     Options after SCRIPT belong to the script, as with cProfile and pyinstrument.
     """
-    import sys as _sys
-
-    from .profiler.api import profile_program, report_error
-    from .render.profile import render_summary
-    from .render.progress import progress_callback
-
     if module is None and script is None:
         raise click.UsageError("give a SCRIPT to run, or -m MODULE")
     target, argv = (module, ([script] if script else []) + list(args)) if module else (script, list(args))
-    from .profiler.api import NoGradientError
+    with progress_callback() as progress:
+        done = app.profile(target, argv, module=module is not None, output=output, rules=rules_files,
+                           include=include, exclude=exclude, replays=not no_replay, force=force, top=top, sort=sort,
+                           progress=progress)
+    report_error(done.run)
+    data = done.view.profile
+    click.echo(render(done.view, "table"))
+    replay = f"; replays took {data.replay_s:.1f} s" if data.replay_s else ""
+    click.echo(f"profile written to {output}" + (" (partial)" if data.partial else "") + replay, err=True)
+    if done.run.exit_status:
+        sys.exit(done.run.exit_status)
 
-    try:
-        with progress_callback() as progress:
-            data, run = profile_program(target, argv, module=module is not None, output=output, rules=rules_files,
-                                        include=include, exclude=exclude, replays=not no_replay, force=force,
-                                        progress=progress)
-    except NoGradientError as exc:  # a finding about the program, not a usage error: status 1
-        click.echo(f"adcli: {exc}", err=True)
-        _sys.exit(1)
-    report_error(run)
-    click.echo(render_summary(data, top=top, sort=sort))
-    replay = f"; replays took {data['replay_s']:.1f} s" if data.get("replay_s") else ""
-    click.echo(f"profile written to {output}" + (" (partial)" if data.get("partial") else "") + replay, err=True)
-    if run.exit_status:
-        _sys.exit(run.exit_status)
+
+@cli.command("show")
+@click.argument("profile", default="adcli-profile.json", metavar="[PROFILE]")
+@_format_option(app.ProfileView)
+@click.option("--top", type=click.IntRange(min=0), default=10, show_default=True, metavar="N",
+              help="Show the N most expensive signatures (0: all). table and markdown only.")
+@click.option("--sort", type=click.Choice(PROFILE_SORTS), default="time", show_default=True,
+              help="time: inclusive forward + reverse time; allocations: bytes the engine stored.")
+@click.option("--speedscope", "speedscope", metavar="OUT.json", default=None,
+              help="Also write the call tree as a speedscope file (https://www.speedscope.app).")
+@click.option("--force", is_flag=True, help="Overwrite the --speedscope file if it exists.")
+def show(profile: str, fmt: str, top: int, sort: str, speedscope: str | None, force: bool) -> None:
+    """Show a profile written by `adcli profile` (default: adcli-profile.json). It only reads data."""
+    view = app.show(profile, top, sort)
+    if speedscope is not None:  # refused before anything is printed: no half-done output
+        app.profiling.check_speedscope_target(speedscope, profile, force)
+    click.echo(render(view, fmt))
+    if speedscope is not None:
+        app.profiling.write_speedscope(speedscope, render_speedscope(view.profile))
+        click.echo(f"adcli: wrote {speedscope} (open it at https://www.speedscope.app)", err=True)
 
 
 @cli.command()
 @click.argument("profiles", nargs=-1, type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
-@click.option("--sort", type=click.Choice(["saving", "time", "allocations"]), default="saving", show_default=True,
+@_format_option(app.Advice)
+@click.option("--sort", type=click.Choice(ADVICE_SORTS), default="saving", show_default=True,
               help="Rank by the saving of the suggested rule, by derived time, or by bytes allocated.")
 @click.option("--all", "show_all", is_flag=True, help="List keep-derived signatures too, with their reasons.")
-@click.option("--import-burden", type=float, default=None,
-              help="Least saving, as a share of the gradient time, worth importing a rule (default 0.02).")
-@click.option("--handwrite-burden", type=float, default=None,
-              help="Least saving, as a share of the gradient time, worth hand-writing a rule (default 0.10).")
-@click.option("--import-tolerance", type=float, default=None,
-              help="Advise against an import costing more than this multiple of a direct rule's estimate (default 1.5).")
-@click.option("--fallback-factor", type=float, default=None,
-              help="A hand-written rule's cost as a multiple of the primal when no import was measured (default 3).")
-@click.option("--alloc-tolerance", type=float, default=None,
-              help="Advise against an import whose peak memory exceeds this multiple of a minimal direct rule's (default 2).")
-def suggest(profiles, fmt, sort, show_all, import_burden, handwrite_burden, import_tolerance, fallback_factor,
-            alloc_tolerance) -> None:
+@_threshold_options
+def suggest(profiles, fmt, sort, show_all, **options) -> None:
     """Advise, per signature, which rules to hand-write, import, or keep derived.
 
     PROFILES default to adcli-profile.json; several are aggregated (which rules would serve
     all these workloads). Thresholds also come from [tool.adcli] in pyproject.toml.
     """
-    from .advisor import suggest as advise
-    from .advisor.config import thresholds
-    from .profiler.model import load
-    from .render.suggest import RENDERERS
-
-    th = thresholds({"import_burden": import_burden, "handwrite_burden": handwrite_burden,
-                     "import_tolerance": import_tolerance, "fallback_factor": fallback_factor,
-                     "alloc_tolerance": alloc_tolerance})
-    loaded = [load(p) for p in (profiles or ("adcli-profile.json",))]
-    if not any(p["signatures"] for p in loaded):
-        from .profiler.model import ProfileError
-
-        raise ProfileError("the profile is empty: it recorded no signature (did the program take a gradient?)")
-    suggestions, summary = advise(loaded, th, sort=sort)
-    if not summary["derived"]:
-        click.echo("nothing to suggest: every signature in the profile is already served by a rule "
-                   "(native, imported or hand-written), none is derived")
-        return
-    shown = suggestions if show_all else [s for s in suggestions if s.action != "keep-derived"]
-    if not shown and fmt != "json":
-        click.echo(f"nothing to suggest: no rule would save more than its burden "
-                   f"({summary['derived']} derived signature(s); --all lists them with their reasons)")
-        return
-    click.echo(RENDERERS[fmt](shown, summary))
+    click.echo(render(app.advise(profiles, _thresholds(options), sort=sort, show_all=show_all), fmt))
 
 
 @cli.command()
 @click.argument("profile", required=False, default="adcli-profile.json", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", required=True, help="The rules module to write (a .py file).")
 @click.option("--top", type=int, default=None, help="Export only the N best suggestions.")
-@click.option("--only", type=click.Choice(["import", "hand-write"]), default=None, help="Export only one kind.")
+@click.option("--only", type=click.Choice(app.EXPORT_KINDS), default=None, help="Export only one kind.")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
-@click.option("--import-burden", type=float, default=None, help="As for `adcli suggest`.")
-@click.option("--handwrite-burden", type=float, default=None, help="As for `adcli suggest`.")
-@click.option("--import-tolerance", type=float, default=None, help="As for `adcli suggest`.")
-@click.option("--alloc-tolerance", type=float, default=None, help="As for `adcli suggest`.")
-def export(profile, output, top, only, force, import_burden, handwrite_burden, import_tolerance, alloc_tolerance) -> None:
+@_threshold_options
+def export(profile, output, top, only, force, **options) -> None:
     """Write the suggested rules as one Python module: finished imports, hand-write skeletons, tests."""
-    import os as _os
-
-    from . import __version__
-    from .advisor import suggest as advise
-    from .advisor.config import thresholds
-    from .profiler.api import decode
-    from .profiler.model import ProfileError, _atomic, check_writable, load, load_samples
-    from .render.stubs import render_rules_module
-
-    if _os.path.exists(output) and not force:
-        raise ProfileError(f"{output} exists; pass --force to overwrite it")
-    check_writable(output)
-    data = load(profile)
-    suggestions, _ = advise([data], thresholds({"import_burden": import_burden, "handwrite_burden": handwrite_burden,
-                                                "import_tolerance": import_tolerance, "alloc_tolerance": alloc_tolerance}))
-    chosen = [s for s in suggestions if s.action != "keep-derived" and (only is None or s.action == only)]
-    chosen = chosen[:top] if top is not None else chosen
-    if not chosen:
+    done = app.export(profile, output, top=top, only=only, force=force, options=_thresholds(options))
+    if done.path is None:
         click.echo("nothing to export: no import or hand-written rule is suggested (see `adcli suggest --all`)")
         return
-    arrays = load_samples(profile)
-    samples = {s["signature"]: [decode(a, arrays) for a in (s.get("sample") or {}).get("args", [])] or None
-               for s in data["signatures"]}
-    text = render_rules_module(chosen, samples, source=profile, module_file=_os.path.basename(output),
-                               profile_opt=f" --profile {profile}", version=__version__)
-    _atomic(output, _os.path.dirname(_os.path.abspath(output)), lambda f: f.write(text))
-    kinds = {k: sum(s.action == k for s in chosen) for k in ("import", "hand-write")}
-    click.echo(f"wrote {output}: {kinds['import']} import(s), {kinds['hand-write']} hand-written rule skeleton(s)")
+    click.echo(f"wrote {done.path}: {done.imports} import(s), {done.handwritten} hand-written rule skeleton(s)")
 
 
 @cli.command()
 @click.argument("rules_file", type=click.Path(dir_okay=False))
 @click.option("--profile", "profile_path", default=None, type=click.Path(dir_okay=False),
               help="Check on this profile's sample inputs (and load its script's functions).")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@_format_option(app.CheckReport)
 def check(rules_file, profile_path, fmt) -> None:
     """Check every rule RULES_FILE declares: gradient, agreement, speed and allocations.
 
     Exit status 1 when a rule is wrong, crashes or is still a TODO; 0 otherwise.
     """
-    import json as _json
-    import sys as _sys
-
-    from .rules.check import check_rules
-
-    results = check_rules(rules_file, profile_path)
-    if not results:
-        click.echo(f"{rules_file} declares no rule")
-        return
-    if fmt == "json":
-        click.echo(_json.dumps(results, indent=2))
-    else:
-        for r in results:
-            click.echo(f"{r['status'].upper():5s}  {r['rule']}  [{r['source']}]" + (f"  on {r['on']}" if r["on"] else ""))
-            for line in (r["report"] or "").splitlines():
-                click.echo(f"       {line}")
-    bad = [r for r in results if r["status"] != "ok"]
-    click.echo(f"{len(results) - len(bad)} of {len(results)} rule(s) ok", err=True)
-    if bad:
-        _sys.exit(1)
+    report = app.check(rules_file, profile_path)
+    click.echo(render(report, fmt))
+    if report.results:
+        click.echo(summary_line(report), err=True)
+    if report.failed:
+        sys.exit(1)
 
 
 @cli.command()
 @click.argument("before", type=click.Path(dir_okay=False))
 @click.argument("after", type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]), default="table", show_default=True)
+@_format_option(app.Comparison)
 def compare(before, after, fmt) -> None:
     """Compare two profiles: per signature and in total, gradient time, allocations, who served it."""
-    import json as _json
-
-    from .profiler.compare import compare as diff
-    from .profiler.model import load
-
-    result = diff(load(before), load(after))
-    if fmt == "json":
-        click.echo(_json.dumps(result, indent=2))
-        return
-
-    def ms(v):
-        return "—" if v is None else f"{v * 1e3:.3f}"
-
-    def pct(v):
-        return "—" if v is None else f"{v:+.0%}"
-
-    head = ["signature", "before (ms)", "after (ms)", "change", "served before", "served after"]
-    rows = [[r["signature"], ms(r["before_s"]), ms(r["after_s"]), pct(r["change"]), r["before_served_by"] or "—",
-             r["after_served_by"] or "—"] for r in result["rows"]]
-    total = (f"total gradient time {ms(result['total_before_s'])} ms -> {ms(result['total_after_s'])} ms "
-             f"({pct(result['total_change'])})")
-    if fmt == "markdown":
-        lines = [f"**{total}**", "", "| " + " | ".join(head) + " |", "|---|---:|---:|---:|---|---|"]
-        lines += ["| `" + r[0].replace("|", "\\|") + "` | " + " | ".join(r[1:]) + " |" for r in rows]
-        click.echo("\n".join(lines))
-        return
-    from rich.table import Table
-
-    from .render.rules import _capture
-
-    table = Table(title=total, title_justify="left")
-    for i, h in enumerate(head):
-        table.add_column(h, justify="left" if i in (0, 4, 5) else "right")
-    for r in rows:
-        table.add_row(*r)
-    click.echo(_capture(table))
-
-
-from .cli_show import show  # noqa: E402  (the command lives in its own module)
-
-cli.add_command(show)
+    click.echo(render(app.compare(before, after), fmt))
 
 
 def main() -> None:

@@ -27,3 +27,8 @@ class GradInputError(AdcliError, TypeError):
 
 class RuleError(AdcliError):
     """A rule is malformed or broke its contract (wrong cotangent shape or dtype, duplicate registration, ...)."""
+
+
+class RuleDisagreement(RuleError):
+    """Verification found a rule whose gradient differs from finite differences or from another
+    rule's on the same inputs: one of them is wrong."""

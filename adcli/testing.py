@@ -12,10 +12,11 @@ from typing import Any, Callable
 import numpy as np
 
 from .engine.core import Tracer
+from .engine.descriptors import callable_name
 from .engine.grad import value_and_grad
 from .engine.pytree import flatten
 from .engine.registry import names_of, qualified_name, serving
-from .engine.signature import Signature, callable_name
+from .engine.signature import Signature
 from .errors import RuleError
 from .gradcheck import GradientMismatch, check_grad, is_float_leaf
 from .measure import peak_bytes, stable_median

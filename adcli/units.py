@@ -1,13 +1,43 @@
-"""Units for what adcli prints: the advisor's sentences and the renderers share them."""
+"""Units for what adcli prints: one formatter per unit, shared by the advisor's sentences and
+every renderer."""
 
 from __future__ import annotations
 
+DASH = "—"  # a value that is unknown or does not apply
 
-def human_bytes(n: float) -> str:
+
+def human_bytes(n: float | None) -> str:
     """Decimal units (1 kB = 1000 B), as file sizes are usually shown: 5120000 -> "5.1 MB"."""
+    if n is None:
+        return DASH
     n = float(n)
     for unit in ("B", "kB", "MB", "GB", "TB"):
         if abs(round(n, 1)) < 1000 or unit == "TB":
             return f"{int(n)} B" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1000
     raise AssertionError("unreachable")
+
+
+def duration(s: float | None) -> str:
+    """Seconds with a unit and three significant digits: "1.23 s", "15.5 ms", "120 µs"."""
+    if s is None:
+        return "unknown"
+    if abs(s) >= 1:
+        return f"{s:.3g} s"
+    if abs(s) >= 1e-3:
+        return f"{s * 1e3:.3g} ms"
+    return f"{s * 1e6:.3g} µs"
+
+
+def ms(s: float | None) -> str:
+    """Seconds as a bare number of milliseconds, for a column headed "(ms)"."""
+    return DASH if s is None else f"{s * 1e3:.3f}"
+
+
+def percent(share: float | None) -> str:
+    return DASH if share is None else f"{share:.0%}"
+
+
+def ratio(x: float | None) -> str:
+    """An overhead factor: "8.0×"."""
+    return DASH if x is None else f"{x:.1f}×"

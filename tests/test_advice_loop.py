@@ -11,11 +11,17 @@ import pytest
 from click.testing import CliRunner
 
 from adcli.cli import cli
-from adcli.profiler import model
+from adcli.profiler import store
+from adcli.profiler.model import Profile
 from adcli.rules import unregister
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SUM_LOOP = os.path.join(ROOT, "profiles", "sum_loop_1000.py")
+
+
+def load_json(path):
+    """A saved profile as its JSON document."""
+    return store.load(path).to_json()
 
 
 def invoke(*args):
@@ -59,7 +65,7 @@ def test_suggest_export_check_compare(loop_profile, tmp_path):
     after = str(tmp_path / "after.json")
     res = invoke("profile", "--rules", rules, "-o", after, SUM_LOOP)
     assert res.exit_code == 0, res.output
-    [f_after] = [s for s in model.load(after)["signatures"] if s["signature"] == "__main__.f(f64[1d])"]
+    [f_after] = [s for s in load_json(after)["signatures"] if s["signature"] == "__main__.f(f64[1d])"]
     assert f_after["served_by"] == "hand-written"  # the exported rule is used
 
     res = invoke("compare", loop_profile, after, "--format", "json")
@@ -113,7 +119,7 @@ def test_exported_import_is_finished_code_that_registers_a_verified_rule(tmp_pat
     p = profile([sig(1, "numpy.outer(f64[1d], f64[1d])", calls=50, time=0.1, derived=0.002, primal=0.0002,
                      imports=[imp("numpy.outer", 0.0005)])], node(0, 0, [node(1, 50)]), total=0.1)
     path = str(tmp_path / "p.json")
-    model.save(p, path, {})
+    store.save(Profile.from_json(p), path, {})
     rules = str(tmp_path / "rules.py")
     res = invoke("export", path, "-o", rules)
     assert res.exit_code == 0 and "1 import(s)" in res.output
@@ -156,7 +162,7 @@ def test_imports_end_to_end_on_a_workload(tmp_path):
         assert res.exit_code == 0, res.output
     finally:
         unregister(np.outer)
-    [outer] = [s for s in model.load(after)["signatures"] if s["signature"] == "numpy.outer(f64[1d], f64[1d])"]
+    [outer] = [s for s in load_json(after)["signatures"] if s["signature"] == "numpy.outer(f64[1d], f64[1d])"]
     assert outer["served_by"] == "imported"  # the exported rule is used
     result = json.loads(invoke("compare", before, after, "--format", "json").output)
     assert result["total_after_s"] < result["total_before_s"]  # and the gradient time falls

@@ -7,9 +7,14 @@ import sys
 from click.testing import CliRunner
 
 from adcli.cli import cli
-from adcli.profiler import model
+from adcli.profiler import store
 
 SCRIPTS = os.path.join(os.path.dirname(__file__), "support", "scripts")
+
+
+def load_json(path):
+    """A saved profile as its JSON document."""
+    return store.load(path).to_json()
 
 
 def script(name):
@@ -25,7 +30,7 @@ def test_profile_prints_a_summary_and_writes_the_profile(tmp_path):
     res = invoke("profile", "-o", out, "--top", "5", script("known_calls.py"))
     assert res.exit_code == 0, res.output
     assert "__main__.outer(f64[2d])" in res.output and "numpy.kron" in res.output
-    data = model.load(out)
+    data = load_json(out)
     assert data["totals"]["gradients"] == 2 and os.path.exists(str(tmp_path / "p.npz"))
     shown = invoke("show", out, "--format", "markdown")
     assert shown.exit_code == 0 and "| " in shown.output and "numpy.kron" in shown.output
@@ -61,7 +66,7 @@ def test_a_failing_script_shows_its_traceback_and_keeps_the_profile(tmp_path):
     res = invoke("profile", "-o", out, "--no-replay", script("raises.py"))
     assert res.exit_code == 1
     assert "ValueError: boom from the script" in res.output
-    assert model.load(out)["exit_status"] == 1
+    assert load_json(out)["exit_status"] == 1
 
 
 def test_console_script_without_a_terminal(tmp_path):
@@ -81,5 +86,5 @@ def test_profile_a_module_with_dash_m(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     res = invoke("profile", "-o", "p.json", "--no-replay", "-m", "mymodel")
     assert res.exit_code == 0, res.output
-    data = model.load(str(tmp_path / "p.json"))
+    data = load_json(str(tmp_path / "p.json"))
     assert [s["signature"] for s in data["signatures"] if s["kind"] == "user"] == ["__main__.loss(f64[1d])"]

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from adcli.errors import AdcliError
-from adcli.profiler import model
-from adcli.profiler.model import ProfileError
+from adcli.profiler import model, store
+from adcli.profiler.model import Profile, ProfileError
 
 
 def _allocs(fa=0, fb=0, ra=0, rb=0):
@@ -66,7 +66,7 @@ def write(tmp_path, text, name="p.json"):
 
 def raises_one_line(path, *fragments):
     with pytest.raises(ProfileError) as info:
-        model.load(path)
+        store.load(path)
     msg = str(info.value)
     assert "\n" not in msg and msg
     for f in fragments:
@@ -79,19 +79,26 @@ def test_profile_error_is_an_adcli_error():
 
 
 def test_save_load_round_trip(tmp_path):
-    profile = make_profile()
+    profile = Profile.from_json(make_profile())
     path = str(tmp_path / "prof.json")
-    model.save(profile, path, samples={})
-    assert model.load(path) == profile
-    assert os.path.exists(model.sidecar(path))
-    assert model.load_samples(path) == {}
+    store.save(profile, path, samples={})
+    assert store.load(path) == profile
+    assert os.path.exists(store.sidecar(path))
+    assert store.load_samples(path) == {}
+
+
+def test_json_round_trip_is_exact():
+    profile = Profile.from_json(make_profile())
+    again = Profile.from_json(json.loads(json.dumps(profile.to_json())))
+    assert again == profile and again.to_json() == profile.to_json()
+    assert profile.to_json()["version"] == model.VERSION
 
 
 def test_samples_round_trip(tmp_path):
     path = str(tmp_path / "prof.json")
     a, b = np.arange(6.0).reshape(2, 3), np.eye(2, dtype=np.float32)
-    model.save(make_profile(), path, samples={"s2_a0": a, "s2_a1": b})
-    got = model.load_samples(path)
+    store.save(Profile.from_json(make_profile()), path, samples={"s2_a0": a, "s2_a1": b})
+    got = store.load_samples(path)
     assert set(got) == {"s2_a0", "s2_a1"}
     np.testing.assert_array_equal(got["s2_a0"], a)
     assert got["s2_a1"].dtype == np.float32
@@ -99,11 +106,11 @@ def test_samples_round_trip(tmp_path):
 
 def test_missing_sidecar_means_no_samples(tmp_path):
     path = write(tmp_path, json.dumps(make_profile()))
-    assert model.load_samples(path) == {}
+    assert store.load_samples(path) == {}
 
 
 def test_save_leaves_no_temporary_files(tmp_path):
-    model.save(make_profile(), str(tmp_path / "prof.json"), samples={"x": np.ones(3)})
+    store.save(Profile.from_json(make_profile()), str(tmp_path / "prof.json"), samples={"x": np.ones(3)})
     assert sorted(os.listdir(tmp_path)) == ["prof.json", "prof.npz"]
 
 
@@ -139,9 +146,9 @@ def test_foreign_json(tmp_path, doc):
 
 def test_newer_version_is_refused(tmp_path):
     profile = make_profile()
-    profile["version"] = 2
+    profile["version"] = model.VERSION + 1
     msg = raises_one_line(write(tmp_path, json.dumps(profile)), "newer adcli")
-    assert "2" in msg and "1" in msg
+    assert str(model.VERSION + 1) in msg and str(model.VERSION) in msg
 
 
 def test_version_must_be_an_integer(tmp_path):
@@ -181,19 +188,19 @@ def test_load_samples_refuses_pickled_objects_without_running_them(tmp_path):
     path = write(tmp_path, json.dumps(make_profile()))
     arr = np.empty(1, dtype=object)
     arr[0] = Payload()
-    np.savez(model.sidecar(path), s2_a0=arr, allow_pickle=True)
+    np.savez(store.sidecar(path), s2_a0=arr, allow_pickle=True)
     with pytest.raises(ProfileError) as info:
-        model.load_samples(path)
+        store.load_samples(path)
     assert "\n" not in str(info.value) and ".npz" in str(info.value)
     assert not marker.exists()
 
 
 def test_load_samples_corrupt_zip(tmp_path):
     path = write(tmp_path, json.dumps(make_profile()))
-    with open(model.sidecar(path), "wb") as f:
+    with open(store.sidecar(path), "wb") as f:
         f.write(b"PK\x03\x04 not really a zip")
     with pytest.raises(ProfileError):
-        model.load_samples(path)
+        store.load_samples(path)
 
 
 def test_deeply_nested_file(tmp_path):
@@ -218,7 +225,7 @@ def test_values_of_the_wrong_kind_are_refused(tmp_path, patch, message):
     path = tmp_path / "p.json"
     path.write_text(_json.dumps(data))
     with pytest.raises(_model.ProfileError, match=message):
-        _model.load(str(path))
+        store.load(str(path))
 
 
 def _minimal_profile():

@@ -8,19 +8,15 @@ import pytest
 from click.testing import CliRunner
 
 from adcli.cli import cli
-from adcli.cli_show import show
-from adcli.profiler import model
-from adcli.render.profile import (
-    human_bytes,
-    render_json,
-    render_markdown,
-    render_speedscope,
-    render_summary,
-)
-from tests.test_profile_model import make_profile
+from adcli.profiler import store
+from adcli.profiler.model import Profile, ProfileError
+from adcli.render.profile import render_json, render_markdown, render_speedscope, render_summary
+from adcli.units import human_bytes
+from tests.test_profile_model import make_profile as make_document
 
-if "show" not in cli.commands:  # until adcli/cli.py registers it
-    cli.add_command(show)
+
+def make_profile(partial=False):
+    return Profile.from_json(make_document(partial))
 
 LOSS, KRON, SUM = "__main__.loss(f64[2d])", "numpy.kron(f64[2d,strided], f64[2d])", "numpy.sum(f64[2d])"
 
@@ -32,18 +28,19 @@ def plain_output(monkeypatch):
     monkeypatch.delenv("NO_COLOR", raising=False)
 
 
-def with_root(profile):
-    # A root entry in signatures must never be shown (the program is not a signature).
-    profile["signatures"].append({**profile["signatures"][0], "id": 4, "signature": "<program>", "kind": "root",
-                                  "forward_s": 99.0, "allocs": {"forward": [9, 10**12], "reverse": [0, 0]}})
-    return profile
+def test_a_root_entry_among_the_signatures_is_refused():
+    # The program is not a signature: a document that lists it as one is not a valid profile.
+    doc = make_document()
+    doc["signatures"].append({**doc["signatures"][0], "id": 4, "signature": "<program>", "kind": "root"})
+    with pytest.raises(ProfileError):
+        Profile.from_json(doc)
 
 
 # --- summary table ---------------------------------------------------------------------------
 
 
 def test_summary_lists_signatures_by_inclusive_time():
-    out = render_summary(with_root(make_profile()))
+    out = render_summary(make_profile())
     assert out.index(LOSS) < out.index(KRON) < out.index(SUM)
     assert "<program>" not in out
     for col in ("signature", "served", "calls", "fwd", "rev", "prims", "allocs", "primal", "AD"):
@@ -93,12 +90,13 @@ def test_no_color_on_a_terminal_has_no_ansi(monkeypatch):
 
 
 def test_missing_optional_fields_still_render():
-    profile = make_profile()
-    for s in profile["signatures"]:
+    doc = make_document()
+    for s in doc["signatures"]:
         for key in ("replay", "served_counts", "location", "self_allocs", "sample"):
             s.pop(key)
-    profile["signatures"][0]["replay"] = {"error": "no sample inputs"}
-    del profile["partial"], profile["command"]
+    doc["signatures"][0]["replay"] = {"error": "no sample inputs"}
+    del doc["partial"], doc["command"]
+    profile = Profile.from_json(doc)
     assert KRON in render_summary(profile) and KRON in render_markdown(profile)
     assert render_speedscope(profile)["profiles"]
 
@@ -116,8 +114,9 @@ def _md_cells(line):
 
 
 def test_markdown_table_shape():
-    profile = make_profile()
-    profile["signatures"][2]["signature"] = "numpy.sum(f64[2d], where=a|b)"  # a pipe must be escaped
+    doc = make_document()
+    doc["signatures"][2]["signature"] = "numpy.sum(f64[2d], where=dict{'a|b': int})"  # a pipe must be escaped
+    profile = Profile.from_json(doc)
     out = render_markdown(profile, top=2, sort="allocations")
     lines = out.splitlines()
     assert lines[0].startswith("**Gradient time:**") and "15.5 ms" in lines[0]
@@ -128,7 +127,7 @@ def test_markdown_table_shape():
     assert _md_cells(rows[0])[:3] == ["#", "signature", "served by"]
     assert set(_md_cells(rows[1])) <= {"---", "---:"}
     assert _md_cells(rows[2])[1] == f"`{LOSS}`"
-    assert "where=a\\|b" in rows[3]
+    assert "'a\\|b'" in rows[3]
     assert "2 of 3 signatures" in lines[-1]
 
 
@@ -138,7 +137,7 @@ def test_markdown_partial():
 
 def test_json_round_trip():
     profile = make_profile()
-    assert json.loads(render_json(profile)) == profile
+    assert Profile.from_json(json.loads(render_json(profile))) == profile
 
 
 # --- speedscope ------------------------------------------------------------------------------
@@ -210,22 +209,22 @@ def test_speedscope_structure_and_layout():
 
 def test_speedscope_children_longer_than_their_parent_still_nest():
     # Clamped self times or a hand-edited file: the parent stretches to contain its children.
-    profile = make_profile()
-    profile["tree"]["children"][0]["forward_s"] = 0.001
-    profile["tree"]["forward_s"] = 0.0
-    doc = render_speedscope(profile)
+    doc = make_document()
+    doc["tree"]["children"][0]["forward_s"] = 0.001
+    doc["tree"]["forward_s"] = 0.0
+    doc = render_speedscope(Profile.from_json(doc))
     validate_speedscope(doc)
     assert doc["profiles"][0]["endValue"] == pytest.approx(0.007)
 
 
 def test_speedscope_deep_and_recursive_tree():
-    profile = make_profile()
+    profile = make_document()
     node = profile["tree"]
     for _ in range(3000):  # deeper than Python's recursion limit
         child = {**node, "sig": 1, "children": []}
         node["children"] = [child]
         node = child
-    doc = render_speedscope(profile)
+    doc = render_speedscope(Profile.from_json(profile))
     validate_speedscope(doc)
     assert len(doc["profiles"][0]["events"]) == 2 * 3000
 
@@ -240,7 +239,7 @@ def run(*args):
 @pytest.fixture
 def saved(tmp_path):
     path = str(tmp_path / "adcli-profile.json")
-    model.save(make_profile(), path, samples={})
+    store.save(make_profile(), path, samples={})
     return path
 
 
@@ -266,7 +265,7 @@ def test_show_top_and_sort(saved):
 
 def test_show_json(saved):
     res = run("show", saved, "--format", "json")
-    assert res.exit_code == 0 and json.loads(res.stdout) == make_profile()
+    assert res.exit_code == 0 and json.loads(res.stdout) == make_profile().to_json()
 
 
 def test_show_markdown(saved):
@@ -277,7 +276,7 @@ def test_show_markdown(saved):
 
 
 def test_show_defaults_to_adcli_profile_json(saved, monkeypatch):
-    model.save(make_profile(partial=True), saved, samples={})
+    store.save(make_profile(partial=True), saved, samples={})
     monkeypatch.chdir(os.path.dirname(saved))
     res = run("show")
     assert res.exit_code == 0 and "PARTIAL" in res.stdout
@@ -314,13 +313,13 @@ def test_show_speedscope_writes_and_refuses_to_overwrite(saved, tmp_path):
     assert out.read_text() == "keep me"
 
     res = run("show", saved, "--format", "json", "--speedscope", str(out), "--force")
-    assert res.exit_code == 0 and json.loads(res.stdout) == make_profile()
+    assert res.exit_code == 0 and json.loads(res.stdout) == make_profile().to_json()
     validate_speedscope(json.loads(out.read_text()))
 
 
 def test_show_speedscope_never_overwrites_the_profile(saved):
     one_line_error(run("show", saved, "--speedscope", saved, "--force"), "profile itself")
-    assert model.load(saved) == make_profile()
+    assert store.load(saved) == make_profile()
 
 
 def test_show_speedscope_into_a_missing_folder(saved, tmp_path):

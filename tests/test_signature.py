@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import adcli
-from adcli.engine.signature import call_signature, describe, parse_descriptor, signature_key
+from adcli.engine.descriptors import array_type, describe, parse_descriptor, parse_type
+from adcli.engine.signature import Signature, call_signature, signature_key
 
 Point = collections.namedtuple("Point", ["x", "y"])
 
@@ -243,8 +244,6 @@ def test_parse_accepts_everything_describe_produces(value):
 
 
 # --- Signature: one __str__, one parse ---------------------------------------------------------
-
-from adcli.engine.signature import Signature, array_type, parse_type  # noqa: E402
 
 SIGNATURES = [
     Signature("numpy", "kron", ("f64[2d,strided]", "f64[2d]")),

@@ -32,7 +32,7 @@ def test_vjp_cotangent_of_the_wrong_shape_is_refused():
 
 @pytest.mark.parametrize("descriptor", ["f64[2d]", "f64[2d,F]", "f64[2d,strided]"])
 def test_replays_restore_the_recorded_layout(descriptor):
-    from adcli.engine.signature import describe
+    from adcli.engine.descriptors import describe
 
     a = rng.standard_normal((4, 5))
     b = with_layout(a, descriptor)

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from ..engine.signature import Signature
+from ..profiler.model import Profile
 from ..units import human_bytes
 from .config import Thresholds
 from .costs import Cost, aggregate, calibrate, merged_tree
@@ -31,8 +33,7 @@ class Suggestion:
     """One ranked piece of advice (the JSON contract of ``adcli suggest --format json``)."""
 
     rank: int
-    signature: str
-    function: str
+    signature: Signature
     action: str
     calls: int
     derived_s: float | None
@@ -46,8 +47,16 @@ class Suggestion:
     reasons: list = field(default_factory=list)
     rule: str | None = None
 
+    @property
+    def function(self) -> str:
+        return self.signature.function
+
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The JSON contract: the signature as its text, the function's name alongside."""
+        d = asdict(self)
+        d["signature"] = str(self.signature)
+        d["function"] = self.function
+        return d
 
 
 @dataclass
@@ -74,21 +83,21 @@ def _options(c: Cost, factor: float, basis: str, th: Thresholds, total: float) -
         hand = factor * P if P else None
     best = c.best_import()
     for bad in c.disagreeing_imports():
-        notes.append(f"WARNING: {bad['rule']} disagrees with the derived gradient on the samples ({bad.get('error') or ''}); "
+        notes.append(f"WARNING: {bad.rule} disagrees with the derived gradient on the samples ({bad.error or ''}); "
                      "one of them is wrong, so it is not suggested")
     if best is not None:
-        R = best["rule_s"]
-        peak = best.get("rule_peak_bytes")
+        R = best.rule_s
+        peak = best.rule_peak_bytes
         if isinstance(peak, int) and c.direct_bytes and peak > th.alloc_tolerance * c.direct_bytes:
-            notes.append(f"{best['rule']} allocates {human_bytes(peak)} at peak per call, over {th.alloc_tolerance:g}x the "
+            notes.append(f"{best.rule} allocates {human_bytes(peak)} at peak per call, over {th.alloc_tolerance:g}x the "
                          f"{human_bytes(c.direct_bytes)} of the same gradient served by a minimal direct rule (its output and "
                          "one gradient per argument): importing is not the best way")
         elif hand is not None and R > th.import_tolerance * hand:
-            notes.append(f"{best['rule']} is measured at {_ms(R)} per call, over {th.import_tolerance:g}x the "
+            notes.append(f"{best.rule} is measured at {_ms(R)} per call, over {th.import_tolerance:g}x the "
                          f"{_ms(hand)} a direct rule is estimated to cost ({basis}): importing is not the best way")
         else:
-            opts.append(_Option("import", R, True, best["rule"], th.import_burden * total,
-                                [f"{best['rule']} agrees with the derived gradient on the samples and measures "
+            opts.append(_Option("import", R, True, best.rule, th.import_burden * total,
+                                [f"{best.rule} agrees with the derived gradient on the samples and measures "
                                  f"{_ms(R)} per call against {_ms(D)} derived"], peak if isinstance(peak, int) else None))
     elif not c.imports:
         notes.append("no library rule exists for this callable" if c.kind == "numpy" else
@@ -103,7 +112,7 @@ def _options(c: Cost, factor: float, basis: str, th: Thresholds, total: float) -
     return opts, notes
 
 
-def suggest(profiles: list[dict], th: Thresholds | None = None, sort: str = "saving") -> tuple[list[Suggestion], dict]:
+def suggest(profiles: list[Profile], th: Thresholds | None = None, sort: str = "saving") -> tuple[list[Suggestion], dict]:
     """Suggestions for every derived signature (keep-derived ones included), best first, and a
     summary dict (total gradient time, the hand-write factor and its basis)."""
     th = th or Thresholds()
@@ -187,7 +196,7 @@ def suggest(profiles: list[dict], th: Thresholds | None = None, sort: str = "sav
 
 def _suggestion(c: Cost, action: str, opt, gain: float, total: float, reasons: list) -> Suggestion:
     return Suggestion(
-        rank=0, signature=c.signature, function=c.function, action=action, calls=c.calls,
+        rank=0, signature=c.signature, action=action, calls=c.calls,
         derived_s=c.derived_per_call, primal_s=c.primal_per_call,
         rule_s=None if opt is None else opt.cost, rule_measured=bool(opt and opt.measured),
         saving_s=gain, share=gain / total if total else 0.0,

@@ -1,8 +1,11 @@
-"""Per-signature costs from one or several profiles (aggregated by signature string)."""
+"""Per-signature costs from one or several profiles (aggregated by signature)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from ..engine.signature import Signature
+from ..profiler.model import ImportOutcome, ImportTrial, Profile
 
 
 @dataclass
@@ -10,8 +13,7 @@ class Cost:
     """What the profiles say about one signature. Times are seconds; ``*_per_call`` are
     replay medians when ``measured`` else the profiled run's own (inflated) timing."""
 
-    signature: str
-    function: str
+    signature: Signature
     kind: str
     served_by: str
     calls: int = 0
@@ -20,7 +22,7 @@ class Cost:
     primal_per_call: float | None = None
     measured: bool = False
     alloc_bytes: int = 0  # inclusive, forward + reverse, summed over calls
-    imports: list = field(default_factory=list)  # replay records of library rules
+    imports: list[ImportTrial] = field(default_factory=list)  # library rules tried in replays
     direct_bytes: int | None = None  # what a direct rule must allocate (output + gradients), per call
     floor_s: float | None = None  # a minimal direct rule's time per call: the engine's floor
     derived_peak_bytes: int | None = None
@@ -30,65 +32,68 @@ class Cost:
     def alloc_per_call(self) -> float:
         return self.alloc_bytes / self.calls if self.calls else 0.0
 
-    def best_import(self):
+    @property
+    def function(self) -> str:
+        return self.signature.function
+
+    def best_import(self) -> ImportTrial | None:
         """The fastest importable rule that agreed with the derived gradient, or None."""
-        ok = [i for i in self.imports if i.get("agrees") is True and i.get("rule_s") is not None]
-        return min(ok, key=lambda i: i["rule_s"]) if ok else None
+        ok = [i for i in self.imports if i.outcome is ImportOutcome.AGREES]
+        return min(ok, key=lambda i: i.rule_s) if ok else None
 
-    def disagreeing_imports(self) -> list:
-        return [i for i in self.imports if i.get("agrees") is False]
+    def disagreeing_imports(self) -> list[ImportTrial]:
+        return [i for i in self.imports if i.outcome is ImportOutcome.DISAGREES]
 
 
-def aggregate(profiles: list[dict]) -> tuple[dict, float]:
-    """Signature string -> Cost, and the total gradient time, over all ``profiles``."""
+def aggregate(profiles: list[Profile]) -> tuple[dict, float]:
+    """Signature -> Cost, and the total gradient time, over all ``profiles``."""
     costs: dict = {}
     total = 0.0
     for p in profiles:
-        total += float(p["totals"]["gradient_s"])
-        for s in p["signatures"]:
-            c = costs.get(s["signature"])
+        total += p.totals.gradient_s
+        for s in p.signatures:
+            c = costs.get(s.signature)
             if c is None:
-                c = costs[s["signature"]] = Cost(s["signature"], s["function"], s["kind"], s["served_by"])
-            c.calls += s["calls"]
-            c.gradient_s += s["forward_s"] + s["reverse_s"]
-            allocs = s.get("allocs") or {}
-            c.alloc_bytes += sum(int(v[1]) for v in allocs.values() if isinstance(v, list) and len(v) == 2)
-            replay = s.get("replay") or {}
-            if "derived_s" in replay and "primal_s" in replay:
+                c = costs[s.signature] = Cost(s.signature, s.kind, s.served_by)
+            c.calls += s.calls
+            c.gradient_s += s.gradient_s
+            c.alloc_bytes += s.allocs.bytes
+            r = s.replay
+            if r is not None and r.measured:
                 # calls-weighted mean of the replayed per-call costs across profiles
-                w = max(s["calls"], 1)
-                for attr, key in (("derived_per_call", "derived_s"), ("primal_per_call", "primal_s")):
+                w = max(s.calls, 1)
+                for attr, value in (("derived_per_call", r.derived_s), ("primal_per_call", r.primal_s)):
                     old = getattr(c, attr) if c.measured else 0.0
-                    setattr(c, attr, (old * c._weight + replay[key] * w) / (c._weight + w))
+                    setattr(c, attr, (old * c._weight + value * w) / (c._weight + w))
                 c._weight += w
                 c.measured = True
-                c.imports += list(replay.get("imports") or [])
-                if isinstance(replay.get("direct_bytes_estimate"), int):
-                    c.direct_bytes = max(c.direct_bytes or 0, replay["direct_bytes_estimate"])
-                if isinstance(replay.get("direct_floor_s"), (int, float)):
-                    c.floor_s = max(c.floor_s or 0.0, float(replay["direct_floor_s"]))
-                if isinstance(replay.get("derived_peak_bytes"), int):
-                    c.derived_peak_bytes = max(c.derived_peak_bytes or 0, replay["derived_peak_bytes"])
+                c.imports += r.imports
+                if r.direct_bytes is not None:
+                    c.direct_bytes = max(c.direct_bytes or 0, r.direct_bytes)
+                if r.direct_floor_s is not None:
+                    c.floor_s = max(c.floor_s or 0.0, r.direct_floor_s)
+                if r.derived_peak_bytes is not None:
+                    c.derived_peak_bytes = max(c.derived_peak_bytes or 0, r.derived_peak_bytes)
     for c in costs.values():
         if not c.measured and c.calls:
             c.derived_per_call = c.gradient_s / c.calls
     return costs, total
 
 
-def merged_tree(profiles: list[dict]) -> dict:
+def merged_tree(profiles: list[Profile]) -> dict:
     """The profiles' call trees merged by signature path: {signature: {"calls", "children"}}."""
     root: dict = {"calls": 0, "children": {}}
     for p in profiles:
-        names = {s["id"]: s["signature"] for s in p["signatures"]}
-        stack = [(p["tree"], root)]
+        names = {s.id: s.signature for s in p.signatures}
+        stack = [(p.tree, root)]
         while stack:
             node, into = stack.pop()
-            for child in node["children"]:
-                name = names.get(child["sig"])
+            for child in node.children:
+                name = names.get(child.sig)
                 if name is None:
                     continue
                 slot = into["children"].setdefault(name, {"calls": 0, "children": {}})
-                slot["calls"] += child["calls"]
+                slot["calls"] += child.calls
                 stack.append((child, slot))
     return root
 
@@ -104,7 +109,7 @@ def calibrate(costs: dict, fallback: float) -> tuple[float, str]:
         # calls under 20 µs are dominated by the engine's fixed per-call cost, which says
         # nothing about how a rule's work scales with its primal: left out of the calibration
         if best is not None and c.primal_per_call and c.primal_per_call >= 20e-6:
-            rule_s += best["rule_s"]
+            rule_s += best.rule_s
             primal_s += c.primal_per_call
             n += 1
     if n and primal_s > 0:

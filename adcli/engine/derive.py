@@ -18,6 +18,7 @@ returns an untraced result from traced inputs is an error.
 from __future__ import annotations
 
 import numpy as np
+import numpy._core.numeric as numeric  # where np.asarray/np.array live (patched with them)
 
 from ..errors import NoRuleError, UnsupportedError
 from .core import Tracer, has_tracer
@@ -220,8 +221,6 @@ def _array(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, **kwa
 
 
 def _patch_targets(body):
-    import numpy._core.numeric as numeric
-
     return [(body.__globals__, "asarray", _asarray), (body.__globals__, "array", _array),
             (vars(np), "asarray", _asarray), (vars(np), "array", _array),
             (vars(numeric), "asarray", _asarray), (vars(numeric), "array", _array)]

@@ -20,7 +20,8 @@ from __future__ import annotations
 import sys
 from typing import Callable, NamedTuple
 
-from .signature import callable_name, signature_key
+from .descriptors import callable_name
+from .signature import signature_key
 
 # ufunc -> Primitive: the native rules of ufuncs (filled by rules_elementwise.defufunc)
 UFUNCS: dict = {}

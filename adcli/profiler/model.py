@@ -1,238 +1,429 @@
-"""The profile: plain, versioned data (docs/profile-format.md), saved as JSON + a sidecar .npz.
+"""The profile as typed data (docs/profile-format.md): what ``adcli profile`` measured.
 
-Loading never executes code: the JSON is parsed and validated field by field, and the sample
-arrays are read with ``np.load(..., allow_pickle=False)``. Signatures and names are strings.
+Every reader (the advisor, the renderers, export, check, compare) gets these objects, never the
+JSON: :meth:`Profile.from_json` is the one place a profile document is read and validated,
+field by field, and :meth:`Profile.to_json` the one place it is written. A profile is untrusted
+data (users share them): validation accepts only the types below, signature text only through
+:meth:`Signature.parse`, and never executes or imports anything.
+
+Version 2 is written. Version 1 files are read: their import trials' ``agrees`` flag becomes an
+:class:`ImportOutcome`, ``direct_bytes_estimate`` becomes ``direct_bytes``, and ``max_rel_diff``
+(never filled) is dropped.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
-import zipfile
+import enum
+import math
+from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
+from ..engine.signature import Signature
 from ..errors import AdcliError
+from .samples import malformed
 
 SCHEMA = "adcli-profile"
-VERSION = 1
+VERSION = 2
+KINDS = ("numpy", "user")
+SOURCES = ("native", "derived", "imported", "hand-written")
 
 
 class ProfileError(AdcliError):
     """A profile file is missing, corrupt, truncated, foreign, or from a newer adcli."""
 
 
-def build(session, meta: dict) -> dict:
-    """The profile of everything ``session`` measured, as JSON-ready data (samples separate)."""
-    from .session import CallNode
+class ImportOutcome(str, enum.Enum):
+    """How trying a library rule on a signature's sample ended."""
 
-    stats: dict = {}
+    AGREES = "agrees"  # imported, verified against finite differences and the derived gradient, timed
+    DISAGREES = "disagrees"  # verification found a different gradient: one of the two is wrong
+    FAILED = "failed"  # not importable for this call (refused, no example, an error)
 
-    def visit(node: CallNode, open_sigs: frozenset) -> tuple:
-        # returns inclusive (fwd, rev, prims, fa, fb, ra, rb) of this node's subtree
-        rev, prims = node.rev, node.prims
-        fa, fb, ra, rb = node.fwd_allocs, node.fwd_bytes, node.rev_allocs, node.rev_bytes
-        child_fwd = 0.0
-        kids = []
-        inner = open_sigs | {node.sig.id}
-        for child in node.children.values():
-            sub = visit(child, inner)
-            kids.append(sub[-1])
-            child_fwd += child.fwd
-            rev += sub[1]
-            prims += sub[2]
-            fa, fb, ra, rb = fa + sub[3], fb + sub[4], ra + sub[5], rb + sub[6]
-        fwd = node.fwd if node.parent is not None else sum(c.fwd for c in node.children.values())
-        tree = {
-            "sig": node.sig.id, "calls": node.calls,
-            "forward_s": fwd, "self_forward_s": max(fwd - child_fwd, 0.0),
-            "reverse_s": rev, "self_reverse_s": node.rev,
-            "primitives": prims, "self_primitives": node.prims,
-            "allocs": {"forward": [fa, fb], "reverse": [ra, rb]},
-            "self_allocs": {"forward": [node.fwd_allocs, node.fwd_bytes], "reverse": [node.rev_allocs, node.rev_bytes]},
-            "children": kids,
+
+@dataclass
+class ImportTrial:
+    """One library rule tried in a replay."""
+
+    rule: str  # e.g. "autograd numpy.kron"
+    outcome: ImportOutcome
+    rule_s: float | None = None  # seconds per gradient with the rule imported (AGREES only)
+    rule_peak_bytes: int | None = None
+    verification: str = ""  # how it was checked
+    error: str | None = None  # why it failed or disagreed
+
+    def to_json(self) -> dict:
+        return {"rule": self.rule, "outcome": self.outcome.value, "rule_s": self.rule_s,
+                "rule_peak_bytes": self.rule_peak_bytes, "verification": self.verification, "error": self.error}
+
+
+@dataclass
+class Replay:
+    """The isolated replay of one signature: a measurement, or ``error`` saying why not."""
+
+    primal_s: float | None = None  # seconds per call without AD
+    derived_s: float | None = None  # seconds per gradient through the call as the run served it
+    repeats: int = 0
+    derived_peak_bytes: int | None = None
+    direct_bytes: int | None = None  # peak bytes of the same gradient served by a minimal direct rule
+    direct_floor_s: float | None = None  # seconds of that minimal direct rule: the engine's floor
+    imports: list[ImportTrial] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def measured(self) -> bool:
+        return self.error is None and self.primal_s is not None and self.derived_s is not None
+
+    @property
+    def ratio(self) -> float | None:
+        """derived / primal: the AD overhead factor."""
+        return self.derived_s / max(self.primal_s, 1e-12) if self.measured else None
+
+    def to_json(self) -> dict:
+        if self.error is not None:
+            return {"error": self.error}
+        return {"primal_s": self.primal_s, "derived_s": self.derived_s, "ratio": self.ratio, "repeats": self.repeats,
+                "derived_peak_bytes": self.derived_peak_bytes, "direct_bytes": self.direct_bytes,
+                "direct_floor_s": self.direct_floor_s, "imports": [i.to_json() for i in self.imports]}
+
+
+@dataclass
+class Allocs:
+    """Arrays the engine stored: (count, bytes) in the forward and in the reverse pass."""
+
+    forward: tuple = (0, 0)
+    reverse: tuple = (0, 0)
+
+    @property
+    def count(self) -> int:
+        return self.forward[0] + self.reverse[0]
+
+    @property
+    def bytes(self) -> int:
+        return self.forward[1] + self.reverse[1]
+
+    def __add__(self, other: "Allocs") -> "Allocs":
+        return Allocs((self.forward[0] + other.forward[0], self.forward[1] + other.forward[1]),
+                      (self.reverse[0] + other.reverse[0], self.reverse[1] + other.reverse[1]))
+
+    def to_json(self) -> dict:
+        return {"forward": list(self.forward), "reverse": list(self.reverse)}
+
+
+@dataclass
+class Sample:
+    """A call's first arguments, encoded (see :func:`encode`); arrays live in the ``.npz``."""
+
+    args: list
+    kwargs: dict
+
+    def to_json(self) -> dict:
+        return {"args": self.args, "kwargs": self.kwargs}
+
+
+@dataclass
+class SignatureStats:
+    """What the run measured for one signature (inclusive values cover its callees)."""
+
+    id: int
+    signature: Signature
+    kind: str  # "numpy" or "user"
+    served_by: str  # the rule kind that served most calls (SOURCES)
+    calls: int
+    forward_s: float
+    reverse_s: float
+    self_forward_s: float = 0.0
+    self_reverse_s: float = 0.0
+    primitives: int = 0
+    self_primitives: int = 0
+    allocs: Allocs = field(default_factory=Allocs)
+    self_allocs: Allocs = field(default_factory=Allocs)
+    served_counts: dict = field(default_factory=dict)
+    location: str = ""
+    replay: Replay | None = None
+    sample: Sample | None = None
+
+    @property
+    def function(self) -> str:
+        return self.signature.function
+
+    @property
+    def gradient_s(self) -> float:
+        """Inclusive forward + reverse seconds."""
+        return self.forward_s + self.reverse_s
+
+    def to_json(self) -> dict:
+        return {
+            "id": self.id, "signature": str(self.signature), "function": self.function, "kind": self.kind,
+            "served_by": self.served_by, "served_counts": dict(self.served_counts), "location": self.location,
+            "calls": self.calls, "forward_s": self.forward_s, "self_forward_s": self.self_forward_s,
+            "reverse_s": self.reverse_s, "self_reverse_s": self.self_reverse_s, "primitives": self.primitives,
+            "self_primitives": self.self_primitives, "allocs": self.allocs.to_json(),
+            "self_allocs": self.self_allocs.to_json(),
+            "replay": None if self.replay is None else self.replay.to_json(),
+            "sample": None if self.sample is None else self.sample.to_json(),
         }
-        if node.parent is not None:
-            s = stats.setdefault(node.sig.id, _zero())
-            s["calls"] += node.calls
-            s["self_forward_s"] += tree["self_forward_s"]
-            s["self_reverse_s"] += node.rev
-            s["self_primitives"] += node.prims
-            for k in ("forward", "reverse"):
-                s["self_allocs"][k] = [a + b for a, b in zip(s["self_allocs"][k], tree["self_allocs"][k])]
-            if node.sig.id not in open_sigs:  # outermost occurrence: inclusive totals count once
-                s["forward_s"] += fwd
-                s["reverse_s"] += rev
-                s["primitives"] += prims
-                s["allocs"]["forward"] = [s["allocs"]["forward"][0] + fa, s["allocs"]["forward"][1] + fb]
-                s["allocs"]["reverse"] = [s["allocs"]["reverse"][0] + ra, s["allocs"]["reverse"][1] + rb]
-        return fwd, rev, prims, fa, fb, ra, rb, tree
-
-    tree = visit(session.root, frozenset())[-1]
-    signatures = []
-    for sig_id, s in sorted(stats.items()):
-        sig = session.by_id[sig_id]
-        served = dict(sig.served)
-        signatures.append({
-            "id": sig_id, "signature": str(sig.signature), "function": sig.signature.function, "kind": sig.kind,
-            "served_by": max(served, key=served.get) if served else "derived", "served_counts": served,
-            "location": sig.location, **s, "replay": None, "sample": None,
-        })
-    total_grad = session.forward_s + session.reverse_s
-    return {
-        "schema": SCHEMA, "version": VERSION, **meta,
-        "totals": {"gradients": session.gradients, "forward_s": session.forward_s, "reverse_s": session.reverse_s,
-                   "gradient_s": total_grad},
-        "signatures": signatures,
-        "tree": tree,
-    }
 
 
-def _zero() -> dict:
-    return {"calls": 0, "forward_s": 0.0, "self_forward_s": 0.0, "reverse_s": 0.0, "self_reverse_s": 0.0,
-            "primitives": 0, "self_primitives": 0,
-            "allocs": {"forward": [0, 0], "reverse": [0, 0]}, "self_allocs": {"forward": [0, 0], "reverse": [0, 0]}}
+@dataclass
+class CallTree:
+    """One signature at one place in the call tree (``sig`` 0 is the program root)."""
+
+    sig: int
+    calls: int = 0
+    forward_s: float = 0.0
+    self_forward_s: float = 0.0
+    reverse_s: float = 0.0
+    self_reverse_s: float = 0.0
+    primitives: int = 0
+    self_primitives: int = 0
+    allocs: Allocs = field(default_factory=Allocs)
+    self_allocs: Allocs = field(default_factory=Allocs)
+    children: list = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        """Iterative: a deep tree must not exhaust Python's stack."""
+        out = self._own()
+        stack = [(self, out)]
+        while stack:
+            node, into = stack.pop()
+            for child in node.children:
+                c = child._own()
+                into["children"].append(c)
+                stack.append((child, c))
+        return out
+
+    def _own(self) -> dict:
+        return {"sig": self.sig, "calls": self.calls, "forward_s": self.forward_s,
+                "self_forward_s": self.self_forward_s, "reverse_s": self.reverse_s,
+                "self_reverse_s": self.self_reverse_s, "primitives": self.primitives,
+                "self_primitives": self.self_primitives, "allocs": self.allocs.to_json(),
+                "self_allocs": self.self_allocs.to_json(), "children": []}
 
 
-# --- files ---------------------------------------------------------------------------------
+@dataclass
+class Totals:
+    gradients: int = 0
+    forward_s: float = 0.0
+    reverse_s: float = 0.0
+
+    @property
+    def gradient_s(self) -> float:
+        return self.forward_s + self.reverse_s
+
+    def to_json(self) -> dict:
+        return {"gradients": self.gradients, "forward_s": self.forward_s, "reverse_s": self.reverse_s,
+                "gradient_s": self.gradient_s}
 
 
-def sidecar(path: str) -> str:
-    root, _ = os.path.splitext(path)
-    return root + ".npz"
+@dataclass
+class Profile:
+    """Everything ``adcli profile`` measured in one run of a program."""
+
+    totals: Totals
+    signatures: list[SignatureStats]
+    tree: CallTree
+    command: list = field(default_factory=list)
+    created: str = ""
+    adcli_version: str = ""
+    python: str = ""
+    numpy: str = ""
+    platform: str = ""
+    partial: bool = False
+    exit_status: int = 0
+    replay_s: float = 0.0
+
+    def by_id(self) -> dict:
+        return {s.id: s for s in self.signatures}
+
+    def to_json(self) -> dict:
+        return {
+            "schema": SCHEMA, "version": VERSION, "command": list(self.command), "created": self.created,
+            "adcli_version": self.adcli_version, "python": self.python, "numpy": self.numpy,
+            "platform": self.platform, "exit_status": self.exit_status, "partial": self.partial,
+            "replay_s": self.replay_s, "totals": self.totals.to_json(),
+            "signatures": [s.to_json() for s in self.signatures], "tree": self.tree.to_json(),
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, path: str = "profile") -> "Profile":
+        """Validate a parsed JSON document and build the profile; ProfileError (one line) if
+        any field a reader uses is missing or has the wrong type."""
+        return _Reader(path).profile(data)
 
 
-def save(profile: dict, path: str, samples: dict) -> None:
-    """Write ``path`` (JSON) and its ``.npz`` of sample arrays, each atomically (a temporary file
-    in the same folder, then a rename): a reader never sees a half-written profile."""
-    folder = os.path.dirname(os.path.abspath(path))
-    _atomic(sidecar(path), folder, lambda f: np.savez_compressed(f, **samples), binary=True)
-    _atomic(path, folder, lambda f: f.write(json.dumps(profile, indent=1, sort_keys=False, default=_json_default)))
+# --- reading -----------------------------------------------------------------------------------
 
 
-def _json_default(o):
-    if isinstance(o, np.generic):
-        return o.item()
-    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+class _Reader:
+    """Field-by-field validation, with the path of the offending field in every message."""
 
+    def __init__(self, path: str):
+        self.path = path
+        self.version = VERSION
 
-def _atomic(path: str, folder: str, write, binary: bool = False) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=".adcli-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb" if binary else "w") as f:
-            write(f)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the file the usual permissions
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    def fail(self, where: str, what: str):
+        raise ProfileError(f"{self.path}: {where} {what}")
 
+    def get(self, obj: dict, key: str, kind, where: str, default=...):
+        v = obj.get(key, default) if default is not ... else obj.get(key)
+        if v is None and default is None:
+            return None
+        ok = {int: _is_int, float: _is_number, str: lambda x: isinstance(x, str), bool: lambda x: isinstance(x, bool),
+              dict: lambda x: isinstance(x, dict), list: lambda x: isinstance(x, list)}[kind](v)
+        if not ok:
+            self.fail(f"field {where + key!r}", f"is missing or not {_KIND_NAMES[kind]}")
+        return float(v) if kind is float else v
 
-def check_writable(path: str) -> None:
-    """Fail before running anything if ``path`` cannot be written."""
-    folder = os.path.dirname(os.path.abspath(path)) or "."
-    if not os.path.isdir(folder):
-        raise ProfileError(f"cannot write {path}: folder {folder} does not exist")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".adcli-", dir=folder)
-        os.close(fd)
-        os.unlink(tmp)
-    except OSError as exc:
-        raise ProfileError(f"cannot write {path}: {exc.strerror or exc}") from None
-    if os.path.isdir(path):
-        raise ProfileError(f"cannot write {path}: it is a folder")
+    def profile(self, data) -> Profile:
+        if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+            raise ProfileError(f"{self.path} is not an adcli profile (no 'schema': '{SCHEMA}' field)")
+        version = data.get("version")
+        if not _is_int(version) or version < 1:
+            raise ProfileError(f"{self.path}: 'version' must be a positive integer")
+        if version > VERSION:
+            raise ProfileError(
+                f"{self.path} was written by a newer adcli (profile format {version}; this adcli reads up to {VERSION})")
+        self.version = version
+        t = self.get(data, "totals", dict, "")
+        totals = Totals(self.get(t, "gradients", int, "totals."), self.get(t, "forward_s", float, "totals."),
+                        self.get(t, "reverse_s", float, "totals."))
+        raw = self.get(data, "signatures", list, "")
+        signatures = [self.signature(s, f"signatures[{i}].") for i, s in enumerate(raw)]
+        ids = {s.id for s in signatures}
+        if len(ids) != len(signatures) or 0 in ids:
+            self.fail("signatures", "must have distinct ids, none of them 0")
+        command = data.get("command", [])
+        if not (isinstance(command, list) and all(isinstance(c, str) for c in command)):
+            self.fail("field 'command'", "must be a list of strings")
+        meta = {k: self.get(data, k, str, "", "") for k in ("created", "adcli_version", "python", "numpy",
+                                                                     "platform")}
+        return Profile(
+            totals=totals, signatures=signatures, tree=self.tree(self.get(data, "tree", dict, ""), ids | {0}),
+            command=command, partial=self.get(data, "partial", bool, "", False),
+            exit_status=self.get(data, "exit_status", int, "", 0),
+            replay_s=self.get(data, "replay_s", float, "", 0.0), **meta)
 
-
-_REQUIRED = {"schema": str, "version": int, "totals": dict, "signatures": list, "tree": dict}
-_SIG_FIELDS = {"id": int, "signature": str, "function": str, "kind": str, "served_by": str, "calls": int,
-               "forward_s": (int, float), "reverse_s": (int, float), "self_forward_s": (int, float),
-               "self_reverse_s": (int, float), "primitives": int, "allocs": dict}
-
-
-def load(path: str) -> dict:
-    """Read and validate a profile (the JSON only; see load_samples). Raises ProfileError."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except FileNotFoundError:
-        raise ProfileError(f"no profile at {path} (run `adcli profile SCRIPT` first)") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ProfileError(f"cannot read {path}: {exc}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        # a file cut short ends without closing its outermost object
-        what = "truncated" if not text.rstrip().endswith("}") else "corrupt"
-        raise ProfileError(f"{path} is not a valid profile ({what} JSON at line {exc.lineno}, column {exc.colno})") from None
-    except RecursionError:
-        raise ProfileError(f"{path} is not a valid profile (nested too deeply)") from None
-    return validate(data, path)
-
-
-def validate(data: Any, path: str = "profile") -> dict:
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        raise ProfileError(f"{path} is not an adcli profile (no 'schema': '{SCHEMA}' field)")
-    version = data.get("version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise ProfileError(f"{path}: 'version' must be a positive integer")
-    if version > VERSION:
-        raise ProfileError(f"{path} was written by a newer adcli (profile format {version}; this adcli reads up to {VERSION})")
-    for key, kind in _REQUIRED.items():
-        if not isinstance(data.get(key), kind):
-            raise ProfileError(f"{path}: field {key!r} is missing or not a {kind.__name__}")
-    for key in ("gradients", "forward_s", "reverse_s", "gradient_s"):
-        if not _number(data["totals"].get(key)):
-            raise ProfileError(f"{path}: totals.{key} is missing or not a number")
-    if not isinstance(data.get("partial", False), bool):
-        raise ProfileError(f"{path}: 'partial' must be true or false")
-    ids = set()
-    for i, s in enumerate(data["signatures"]):
+    def signature(self, s, where: str) -> SignatureStats:
         if not isinstance(s, dict):
-            raise ProfileError(f"{path}: signatures[{i}] is not an object")
-        for key, kind in _SIG_FIELDS.items():
-            if not isinstance(s.get(key), kind) or isinstance(s.get(key), bool):
-                raise ProfileError(f"{path}: signatures[{i}].{key} is missing or has the wrong type")
-        for key in ("allocs", "self_allocs"):
-            a = s.get(key, {"forward": [0, 0], "reverse": [0, 0]})
-            if not (isinstance(a, dict) and all(_pair(a.get(k)) for k in ("forward", "reverse"))):
-                raise ProfileError(f"{path}: signatures[{i}].{key} must hold forward and reverse [count, bytes] pairs")
-        for key in ("replay", "sample"):
-            if s.get(key) is not None and not isinstance(s[key], dict):
-                raise ProfileError(f"{path}: signatures[{i}].{key} must be an object or null")
-        ids.add(s["id"])
-    _check_tree(data["tree"], ids | {0}, path)
-    return data
+            self.fail(f"field {where[:-1]!r}", "is not an object")
+        text = self.get(s, "signature", str, where)
+        try:
+            sig = Signature.parse(text)
+        except ValueError as exc:
+            self.fail(f"field '{where}signature'", f"is not a signature: {exc}")
+        kind = self.get(s, "kind", str, where)
+        served = self.get(s, "served_by", str, where)
+        if kind not in KINDS:
+            self.fail(f"field '{where}kind'", f"must be one of {', '.join(KINDS)}")
+        if served not in SOURCES:
+            self.fail(f"field '{where}served_by'", f"must be one of {', '.join(SOURCES)}")
+        sid = self.get(s, "id", int, where)
+        counts = self.get(s, "served_counts", dict, where, {served: 0})
+        if not all(k in SOURCES and _is_int(v) for k, v in counts.items()):
+            self.fail(f"field '{where}served_counts'", "must map rule kinds to counts")
+        return SignatureStats(
+            id=sid, signature=sig, kind=kind, served_by=served, calls=self.get(s, "calls", int, where),
+            forward_s=self.get(s, "forward_s", float, where), reverse_s=self.get(s, "reverse_s", float, where),
+            self_forward_s=self.get(s, "self_forward_s", float, where),
+            self_reverse_s=self.get(s, "self_reverse_s", float, where),
+            primitives=self.get(s, "primitives", int, where),
+            self_primitives=self.get(s, "self_primitives", int, where, 0),
+            allocs=self.allocs(s.get("allocs"), f"{where}allocs"),
+            self_allocs=self.allocs(s.get("self_allocs", {"forward": [0, 0], "reverse": [0, 0]}), f"{where}self_allocs"),
+            served_counts=dict(counts), location=self.get(s, "location", str, where, ""),
+            replay=self.replay(s.get("replay"), f"{where}replay"), sample=self.sample(s.get("sample"), f"{where}sample"))
+
+    def allocs(self, a, where: str) -> Allocs:
+        if not (isinstance(a, dict) and all(_pair(a.get(k)) for k in ("forward", "reverse"))):
+            self.fail(f"field {where!r}", "must hold forward and reverse [count, bytes] pairs of integers")
+        return Allocs(tuple(a["forward"]), tuple(a["reverse"]))
+
+    def replay(self, r, where: str) -> Replay | None:
+        if r is None:
+            return None
+        if not isinstance(r, dict):
+            self.fail(f"field {where!r}", "must be an object or null")
+        if "error" in r:
+            return Replay(error=self.get(r, "error", str, f"{where}."))
+        w = f"{where}."
+        direct = "direct_bytes" if self.version >= 2 else "direct_bytes_estimate"
+        imports = self.get(r, "imports", list, w, [])
+        return Replay(
+            primal_s=self.get(r, "primal_s", float, w), derived_s=self.get(r, "derived_s", float, w),
+            repeats=self.get(r, "repeats", int, w, 0), derived_peak_bytes=self.get(r, "derived_peak_bytes", int, w, None),
+            direct_bytes=self.get(r, direct, int, w, None), direct_floor_s=self.get(r, "direct_floor_s", float, w, None),
+            imports=[self.trial(t, f"{w}imports[{i}]") for i, t in enumerate(imports)])
+
+    def trial(self, t, where: str) -> ImportTrial:
+        if not isinstance(t, dict):
+            self.fail(f"field {where!r}", "is not an object")
+        w = f"{where}."
+        if self.version >= 2:
+            try:
+                outcome = ImportOutcome(t.get("outcome"))
+            except ValueError:
+                self.fail(f"field '{w}outcome'", f"must be one of {', '.join(o.value for o in ImportOutcome)}")
+        else:
+            agrees = t.get("agrees")
+            outcome = {True: ImportOutcome.AGREES, False: ImportOutcome.DISAGREES}.get(agrees, ImportOutcome.FAILED)
+        trial = ImportTrial(
+            rule=self.get(t, "rule", str, w), outcome=outcome, rule_s=self.get(t, "rule_s", float, w, None),
+            rule_peak_bytes=self.get(t, "rule_peak_bytes", int, w, None),
+            verification=self.get(t, "verification", str, w, ""), error=self.get(t, "error", str, w, None))
+        if outcome is ImportOutcome.AGREES and trial.rule_s is None:
+            self.fail(f"field '{w}rule_s'", "is missing for a rule that agreed")
+        return trial
+
+    def sample(self, s, where: str) -> Sample | None:
+        if s is None:
+            return None
+        if not isinstance(s, dict) or not isinstance(s.get("args", []), list) or not isinstance(s.get("kwargs", {}), dict):
+            self.fail(f"field {where!r}", "must be an object with args (a list) and kwargs (an object)")
+        args, kwargs = s.get("args", []), s.get("kwargs", {})
+        for name, e in [(f"args[{i}]", a) for i, a in enumerate(args)] + [(f"kwargs.{k}", v) for k, v in kwargs.items()]:
+            bad = malformed(e)
+            if bad is not None:
+                self.fail(f"field '{where}.{name}{bad}'", "is not an encoded value")
+        return Sample(list(args), dict(kwargs))
+
+    def tree(self, root, ids: set) -> CallTree:
+        out = None
+        stack = [(root, None)]  # iterative: a deep (or hostile) tree must not exhaust Python's stack
+        while stack:
+            node, parent = stack.pop()
+            if not isinstance(node, dict) or node.get("sig") not in ids or not isinstance(node.get("children"), list):
+                self.fail("the call tree", "is malformed")
+            w = "tree node."
+            t = CallTree(
+                sig=node["sig"], calls=self.get(node, "calls", int, w, 0),
+                forward_s=self.get(node, "forward_s", float, w, 0.0),
+                self_forward_s=self.get(node, "self_forward_s", float, w, 0.0),
+                reverse_s=self.get(node, "reverse_s", float, w, 0.0),
+                self_reverse_s=self.get(node, "self_reverse_s", float, w, 0.0),
+                primitives=self.get(node, "primitives", int, w, 0),
+                self_primitives=self.get(node, "self_primitives", int, w, 0),
+                allocs=self.allocs(node.get("allocs", _NO_ALLOCS), "tree node.allocs"),
+                self_allocs=self.allocs(node.get("self_allocs", _NO_ALLOCS), "tree node.self_allocs"))
+            if parent is None:
+                out = t
+            else:
+                parent.children.append(t)
+            stack.extend((c, t) for c in reversed(node["children"]))
+        return out
 
 
-def _number(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
+_NO_ALLOCS = {"forward": [0, 0], "reverse": [0, 0]}
+_KIND_NAMES = {int: "an integer", float: "a finite number", str: "a string", bool: "true or false",
+               dict: "an object", list: "a list"}
+
+
+def _is_int(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def _pair(x) -> bool:
-    return isinstance(x, list) and len(x) == 2 and all(_number(v) for v in x)
-
-
-def _check_tree(root, ids, path):
-    stack = [root]  # iterative: a deep (or hostile) tree must not exhaust Python's stack
-    while stack:
-        node = stack.pop()
-        if not isinstance(node, dict) or node.get("sig") not in ids or not isinstance(node.get("children"), list):
-            raise ProfileError(f"{path}: the call tree is malformed")
-        stack.extend(node["children"])
-
-
-def load_samples(path: str) -> dict:
-    """The sample arrays of a profile, without unpickling anything."""
-    npz = sidecar(path)
-    if not os.path.exists(npz):
-        return {}
-    try:
-        with np.load(npz, allow_pickle=False) as data:
-            return {k: data[k] for k in data.files}
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-        raise ProfileError(f"cannot read the sample inputs {npz}: {exc}") from None
+    return isinstance(x, list) and len(x) == 2 and all(_is_int(v) and v >= 0 for v in x)

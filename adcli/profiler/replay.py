@@ -14,23 +14,28 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..engine.descriptors import array_type
 from ..engine.grad import vjp
 from ..engine.pytree import flatten
-from ..errors import AdcliError
+from ..errors import AdcliError, RuleDisagreement
 from ..measure import peak_bytes, stable_median
+from ..rules.autograd_catalog import find
+from ..rules.autograd_import import import_rule, unimport
+from ..rules.declare import register, unregister
+from .model import ImportOutcome, ImportTrial, Profile, Replay, SignatureStats
 
 
-def choose(profile: dict, coverage: float = 0.95, limit: int = 12) -> list[dict]:
+def choose(profile: Profile, coverage: float = 0.95, limit: int = 12) -> list[SignatureStats]:
     """The signatures worth replaying: by inclusive gradient time, until ``coverage`` of the
     total is covered, at most ``limit``."""
-    sigs = sorted(profile["signatures"], key=lambda s: -(s["forward_s"] + s["reverse_s"]))
-    total = max(profile["totals"]["gradient_s"], 1e-12)
+    sigs = sorted(profile.signatures, key=lambda s: -s.gradient_s)
+    total = max(profile.totals.gradient_s, 1e-12)
     chosen, covered = [], 0.0
     for s in sigs:
         if len(chosen) >= limit or covered >= coverage * total:
             break
         chosen.append(s)
-        covered += s["self_forward_s"] + s["self_reverse_s"]
+        covered += s.self_forward_s + s.self_reverse_s
     return chosen
 
 
@@ -40,16 +45,16 @@ def _float_argnums(args) -> tuple:
                         for v in flatten(a)[0]))
 
 
-def replay(sig, budget: float = 0.2, seed: int = 0) -> dict:
-    """Measure one signature (a profiler Signature with ``func`` and ``sample``)."""
+def replay(sig, budget: float = 0.2, seed: int = 0) -> Replay:
+    """Measure one signature (what the session observed: ``func``, ``sample``, ``signature``)."""
     fn, args, kwargs = sig.func, sig.sample, sig.sample_kwargs or {}
     if fn is None:
-        return {"error": "the callable could not be found again (a nested function or a method?)"}
+        return Replay(error="the callable could not be found again (a nested function or a method?)")
     if not isinstance(args, list):
-        return {"error": f"no sample inputs ({args or 'not captured'})"}
+        return Replay(error=f"no sample inputs ({args or 'not captured'})")
     argnums = _float_argnums(args)
     if not argnums:
-        return {"error": "no float argument to differentiate"}
+        return Replay(error="no float argument to differentiate")
     rng = np.random.default_rng(seed)
     args = [with_layout(a, d) for a, d in zip(args, sig.signature.args)]
     out = fn(*args, **kwargs)
@@ -61,13 +66,13 @@ def replay(sig, budget: float = 0.2, seed: int = 0) -> dict:
     # output, with no reduction added (which would cost as much as the call for big outputs)
     grad = vjp(lambda *a: fn(*a, **kwargs), argnums, cotangent)
     derived_s, repeats = stable_median(lambda: grad(*args), budget)
-    result = {"primal_s": primal_s, "derived_s": derived_s, "ratio": derived_s / max(primal_s, 1e-12),
-              "repeats": repeats, "derived_peak_bytes": peak_bytes(lambda: grad(*args)), "imports": []}
+    result = Replay(primal_s=primal_s, derived_s=derived_s, repeats=repeats,
+                    derived_peak_bytes=peak_bytes(lambda: grad(*args)))
     floor = _direct_floor(sig, fn, args, kwargs, argnums, grad, budget)
     if floor is not None:
-        result["direct_bytes_estimate"], result["direct_floor_s"] = floor
+        result.direct_bytes, result.direct_floor_s = floor
     if sig.kind == "numpy":
-        result["imports"] = _imports(sig, fn, args, kwargs, grad, argnums, budget)
+        result.imports = _imports(sig, fn, args, kwargs, grad, budget)
     return result
 
 
@@ -79,13 +84,11 @@ def _direct_floor(sig, fn, args, kwargs, argnums, grad, budget):
     points, which the replay does not rebuild)."""
     if sig.kind != "numpy":
         return None
-    from ..engine.signature import describe
-    from ..rules.declare import register, unregister
 
     def minimal(*a, **k):
         return fn(*a, **k), lambda g: tuple(np.zeros_like(v) if i in argnums else None for i, v in enumerate(a))
 
-    types = [describe(a) for a in args] + [f"{k}={describe(v)}" for k, v in sorted(kwargs.items())]
+    types = sig.signature.key
     try:
         rules = register(fn, types, minimal, source="hand-written", origin="adcli replay: allocation baseline")
     except AdcliError:
@@ -101,11 +104,12 @@ def _direct_floor(sig, fn, args, kwargs, argnums, grad, budget):
 def with_layout(a, descriptor):
     """``a`` in the memory layout its descriptor names: the sample was copied contiguous, and a
     rule for ``f64[2d,strided]`` or ``f64[2d,F]`` must be replayed on that layout."""
-    if not isinstance(a, np.ndarray) or not isinstance(descriptor, str) or a.ndim < 2:
+    t = array_type(descriptor) if isinstance(descriptor, str) else None
+    if not isinstance(a, np.ndarray) or t is None or a.ndim < 2:
         return a
-    if descriptor.endswith(",F]"):
+    if t.layout == "F":
         return np.asfortranarray(a)
-    if descriptor.endswith(",strided]"):
+    if t.layout == "strided":
         big = np.zeros(tuple(2 * n for n in a.shape), a.dtype)
         view = big[tuple(slice(None, None, 2) for _ in a.shape)]
         view[...] = a
@@ -113,29 +117,25 @@ def with_layout(a, descriptor):
     return a
 
 
-def _imports(sig, fn, args, kwargs, grad, argnums, budget) -> list[dict]:
-    from ..engine.signature import describe
-    from ..rules.autograd_catalog import find
-    from ..rules.autograd_import import import_rule, unimport
-
+def _imports(sig, fn, args, kwargs, grad, budget) -> list[ImportTrial]:
+    """Try the library rule for this callable on the sample: import it for the exact
+    signature (verified against finite differences and the derived gradient), time it, remove it."""
     try:
         entry = find(fn)
     except AdcliError:
         return []
     name = f"autograd {entry.name}"
     if entry.refusal:
-        return [{"rule": name, "rule_s": None, "agrees": None, "max_rel_diff": None, "error": entry.refusal}]
-    types = [describe(a) for a in args] + [f"{k}={describe(v)}" for k, v in sorted(kwargs.items())]
+        return [ImportTrial(name, ImportOutcome.FAILED, error=entry.refusal)]
     try:
-        rules = import_rule(fn, *types, example_args=tuple(args), example_kwargs=dict(kwargs))
+        rules = import_rule(fn, *sig.signature.key, example_args=tuple(args), example_kwargs=dict(kwargs))
+    except RuleDisagreement as exc:
+        return [ImportTrial(name, ImportOutcome.DISAGREES, error=str(exc))]
     except AdcliError as exc:
-        disagrees = "disagree" in str(exc)
-        return [{"rule": name, "rule_s": None, "agrees": False if disagrees else None, "max_rel_diff": None,
-                 "error": str(exc)}]
+        return [ImportTrial(name, ImportOutcome.FAILED, error=str(exc))]
     try:
         rule_s, _ = stable_median(lambda: grad(*args), budget)  # the same vjp, now served by the import
-        return [{"rule": name, "rule_s": rule_s, "agrees": True, "max_rel_diff": None, "error": None,
-                 "rule_peak_bytes": peak_bytes(lambda: grad(*args)),
-                 "verification": getattr(rules[0], "verification", "")}]
+        return [ImportTrial(name, ImportOutcome.AGREES, rule_s=rule_s, rule_peak_bytes=peak_bytes(lambda: grad(*args)),
+                            verification=getattr(rules[0], "verification", ""))]
     finally:
         unimport(*rules)

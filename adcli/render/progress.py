@@ -5,6 +5,9 @@ from __future__ import annotations
 import contextlib
 import sys
 
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn
+
 
 @contextlib.contextmanager
 def progress_callback():
@@ -12,8 +15,6 @@ def progress_callback():
     if not sys.stderr.isatty():
         yield None
         return
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, TextColumn
 
     with Progress(TextColumn("replaying"), BarColumn(), TextColumn("{task.completed}/{task.total} {task.description}"),
                   console=Console(stderr=True), transient=True) as bar:

@@ -3,27 +3,19 @@
 from __future__ import annotations
 
 import json
-import os
 
-from rich.console import Console
 from rich.table import Table
 
-
-def _console(width: int = 120) -> Console:
-    # Plain text when not a terminal or NO_COLOR is set (rich honours NO_COLOR itself).
-    return Console(no_color=bool(os.environ.get("NO_COLOR")), width=width if not os.isatty(1) else None)
+from ..app.rules import RuleInfo, RuleListing
+from .console import capture
 
 
-def _capture(renderable, width: int = 120) -> str:
-    console = _console(width)
-    with console.capture() as cap:
-        console.print(renderable)
-    return cap.get().rstrip()
+def list_json(listing: RuleListing) -> str:
+    return json.dumps(listing.rows, indent=2)
 
 
-def render_list(rows: list[dict], fmt: str) -> str:
-    if fmt == "json":
-        return json.dumps(rows, indent=2)
+def list_table(listing: RuleListing) -> str:
+    rows = listing.rows
     counts: dict = {}
     for r in rows:
         counts[r["source"]] = counts.get(r["source"], 0) + 1
@@ -36,12 +28,15 @@ def render_list(rows: list[dict], fmt: str) -> str:
         else:
             args = ",".join(map(str, r["argnums"]))
         table.add_row(r["name"], r["source"], args, r["note"])
-    return _capture(table)
+    return capture(table)
 
 
-def render_show(info: dict, fmt: str) -> str:
-    if fmt == "json":
-        return json.dumps(info, indent=2)
+def show_json(info: RuleInfo) -> str:
+    return json.dumps(info.info, indent=2)
+
+
+def show_table(result: RuleInfo) -> str:
+    info = result.info
     lines = [f"{info['name']}"]
     lines.append(f"  native rule:   {'yes' if info['native'] else 'no'}")
     lines.append(f"  derivation:    {info['derivation'] or 'no'}")
@@ -56,3 +51,7 @@ def render_show(info: dict, fmt: str) -> str:
         state = "importable" if a["importable"] else f"not importable ({a['refusal']})"
         lines.append(f"  autograd:      {a['name']}, differentiable args {nums}; {state}")
     return "\n".join(lines)
+
+
+LIST_RENDERERS = {"table": list_table, "json": list_json}
+SHOW_RENDERERS = {"table": show_table, "json": show_json}

@@ -1,4 +1,4 @@
-"""Render suggestions: a rich table, JSON (the documented contract), or markdown."""
+"""Render advice: a rich table with the reasons below it, JSON (the documented contract), or markdown."""
 
 from __future__ import annotations
 
@@ -6,30 +6,34 @@ import json
 
 from rich.table import Table
 
-from ..units import human_bytes
-from .rules import _capture
+from ..app.advice import Advice
+from ..units import DASH, duration, human_bytes, ms, percent, ratio
+from .console import capture
 
 
-def _ms(s) -> str:
-    if s is None:
-        return "—"
-    return f"{s * 1e3:.3f}"
+def _nothing(advice: Advice) -> str | None:
+    """The one line to print instead of a table, or None."""
+    if not advice.summary["derived"]:
+        return ("nothing to suggest: every signature in the profile is already served by a rule "
+                "(native, imported or hand-written), none is derived")
+    if not advice.shown:
+        return (f"nothing to suggest: no rule would save more than its burden "
+                f"({advice.summary['derived']} derived signature(s); --all lists them with their reasons)")
+    return None
 
 
-def _kb(b) -> str:
-    return "—" if b is None else human_bytes(b)
-
-
-def render_json(suggestions, summary) -> str:
-    return json.dumps([s.to_dict() for s in suggestions], indent=2)
+def render_json(advice: Advice) -> str:
+    if not advice.summary["derived"]:
+        return _nothing(advice)
+    return json.dumps([s.to_dict() for s in advice.shown], indent=2)
 
 
 def _rows(suggestions):
     for s in suggestions:
-        ratio = f"{s.derived_s / s.primal_s:.1f}×" if s.derived_s and s.primal_s else "—"
-        rule = _ms(s.rule_s) + ("" if s.rule_measured or s.rule_s is None else " (est.)")
-        yield [str(s.rank), s.action, s.signature, str(s.calls), _ms(s.derived_s), _ms(s.primal_s), ratio, rule,
-               _ms(s.saving_s), f"{s.share:.0%}", _kb(s.allocs_derived_bytes)]
+        r = ratio(s.derived_s / s.primal_s) if s.derived_s and s.primal_s else DASH
+        rule = ms(s.rule_s) + ("" if s.rule_measured or s.rule_s is None else " (est.)")
+        yield [str(s.rank), s.action, str(s.signature), str(s.calls), ms(s.derived_s), ms(s.primal_s), r, rule,
+               ms(s.saving_s), percent(s.share), human_bytes(s.allocs_derived_bytes)]
 
 
 COLUMNS = ["#", "action", "signature", "calls", "derived (ms/call)", "primal (ms/call)", "AD ratio",
@@ -38,30 +42,36 @@ COLUMNS = ["#", "action", "signature", "calls", "derived (ms/call)", "primal (ms
 
 def _headline(summary) -> str:
     return (f"{summary['derived']} derived signature(s) in {summary['profiles']} profile(s), gradient time "
-            f"{summary['gradient_s'] * 1e3:.1f} ms; hand-written rules estimated with {summary['factor_basis']}")
+            f"{duration(summary['gradient_s'])}; hand-written rules estimated with {summary['factor_basis']}")
 
 
-def render_table(suggestions, summary) -> str:
-    table = Table(title=_headline(summary), title_justify="left")
+def render_table(advice: Advice) -> str:
+    nothing = _nothing(advice)
+    if nothing:
+        return nothing
+    table = Table(title=_headline(advice.summary), title_justify="left")
     for i, c in enumerate(COLUMNS):
         table.add_column(c, justify="left" if i in (1, 2) else "right", no_wrap=i in (1, 2))
-    for row in _rows(suggestions):
+    for row in _rows(advice.shown):
         table.add_row(*row)
     reasons = []
-    for s in suggestions:
+    for s in advice.shown:
         reasons.append(f"{s.rank}. {s.action} {s.signature}")
         reasons += [f"   - {r}" for r in s.reasons]
-    return _capture(table, width=160) + "\n" + "\n".join(reasons)
+    return capture(table) + "\n" + "\n".join(reasons)
 
 
-def render_markdown(suggestions, summary) -> str:
-    lines = [f"**{_headline(summary)}**", "", "| " + " | ".join(COLUMNS) + " |",
+def render_markdown(advice: Advice) -> str:
+    nothing = _nothing(advice)
+    if nothing:
+        return nothing
+    lines = [f"**{_headline(advice.summary)}**", "", "| " + " | ".join(COLUMNS) + " |",
              "|" + "|".join("---" if i in (1, 2) else "---:" for i in range(len(COLUMNS))) + "|"]
-    for row in _rows(suggestions):
+    for row in _rows(advice.shown):
         row[2] = "`" + row[2].replace("|", "\\|") + "`"
         lines.append("| " + " | ".join(row) + " |")
     lines.append("")
-    for s in suggestions:
+    for s in advice.shown:
         lines.append(f"{s.rank}. **{s.action}** `{s.signature}`")
         lines += [f"   - {r}" for r in s.reasons]
     return "\n".join(lines)

@@ -6,22 +6,9 @@
 >>> adcli.rules.import_rule(np.kron, "f64[2d]", "f64[2d]")  # doctest: +SKIP
 """
 
+from .autograd_catalog import catalog
+from .autograd_import import import_rule
 from .declare import Rule, register, rule, rules_for, unregister
 from .dispatch import dispatch, original
-
-
-def import_rule(target, *types, **options):
-    """Import autograd's rule for ``target`` restricted to ``types`` (see autograd_import)."""
-    from .autograd_import import import_rule as _import
-
-    return _import(target, *types, **options)
-
-
-def catalog():
-    """autograd's importable rules (see autograd_catalog)."""
-    from .autograd_catalog import catalog as _catalog
-
-    return _catalog()
-
 
 __all__ = ["Rule", "rule", "register", "unregister", "rules_for", "dispatch", "original", "import_rule", "catalog"]

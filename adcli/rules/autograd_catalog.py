@@ -35,6 +35,7 @@ import functools
 import importlib
 import inspect
 from dataclasses import dataclass, field
+from importlib import metadata
 from typing import Callable
 
 import numpy as np
@@ -335,11 +336,9 @@ def _version() -> str:
 
 @functools.lru_cache(maxsize=1)
 def _dist_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
-        return version("autograd")
-    except PackageNotFoundError:
+        return metadata.version("autograd")
+    except metadata.PackageNotFoundError:
         return "?"
 
 

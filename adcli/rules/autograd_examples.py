@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine.signature import array_type, describe, is_float
+from ..engine.descriptors import array_type, describe, is_float
 from ..errors import RuleError
 
 _N = 4  # size of every generated array axis (square matrices fit every contraction)

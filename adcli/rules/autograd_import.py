@@ -86,8 +86,9 @@ from typing import Any, Callable
 import numpy as np
 
 from ..engine.core import has_tracer
+from ..engine.descriptors import is_float
 from ..engine.registry import declared_rules, remove_rule
-from ..engine.signature import Signature, is_float
+from ..engine.signature import Signature
 from ..errors import AdcliError, RuleError
 from .autograd_catalog import CatalogEntry, _version, find
 from .autograd_examples import examples

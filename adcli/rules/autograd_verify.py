@@ -11,7 +11,7 @@ import numpy as np
 
 from ..engine.grad import value_and_grad
 from ..engine.registry import without_declared
-from ..errors import AdcliError, NoRuleError, RuleError
+from ..errors import AdcliError, NoRuleError, RuleDisagreement, RuleError
 from ..gradcheck import GradientMismatch, check_grad
 from .declare import suspended
 
@@ -55,7 +55,7 @@ def verify_import(entry, rule, signature, args, kwargs, diff, seed) -> str:
     try:
         check_grad(weighted_sum, *args, argnums=diff, seed=seed)
     except GradientMismatch as exc:
-        raise RuleError(
+        raise RuleDisagreement(
             f"imported rule {signature} disagrees with central finite differences: {exc}; the rule was removed"
         ) from None
     except AdcliError as exc:
@@ -102,7 +102,7 @@ def _agree(signature, argnum: int, mine, theirs, what: str, rtol: float = 1e-6, 
         k = int(np.argmax(np.where(np.isfinite(a), err, np.inf)))
         idx = np.unravel_index(k, a.shape) if a.shape else ()
         at = f"[{', '.join(map(str, idx))}]" if idx else ""
-        raise RuleError(
+        raise RuleDisagreement(
             f"imported rule {signature} disagrees with {what}: gradient w.r.t. argument {argnum}{at} is "
             f"{float(a.flat[k])!r} (autograd) vs {float(b.flat[k])!r} ({what}); the rule was removed"
         )

@@ -25,9 +25,10 @@ from typing import Callable
 import numpy as np
 
 from ..engine.core import OUTPUT_AT, Tracer, kept, make_tracer, mixed_tapes
+from ..engine.descriptors import parse_descriptor
 from ..engine.pytree import flatten
 from ..engine.registry import REGISTRY, add_rule, names_of, remove_rule
-from ..engine.signature import Signature, parse_descriptor
+from ..engine.signature import Signature
 from ..errors import RuleError
 from .dispatch import activate
 

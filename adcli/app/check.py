@@ -7,11 +7,44 @@ import importlib.util
 import os
 import sys
 import traceback
+from dataclasses import dataclass
 
-from ..engine.registry import REGISTRY
-from ..engine.signature import Signature
+from ..engine.registry import declared_rules
 from ..errors import AdcliError
-from .declare import Rule
+from ..profiler.instrument import instrument
+from ..profiler.samples import decode
+from ..profiler.store import load, load_samples
+from ..rules.declare import Rule
+from ..rules.dispatch import dispatch, original
+from ..testing import GradientMismatch, check_rule
+
+STATUSES = ("ok", "wrong", "todo", "error")
+
+
+@dataclass
+class RuleCheck:
+    """The check of one declared rule: ``status`` one of STATUSES; ``on`` what it ran on."""
+
+    rule: str
+    source: str
+    status: str
+    on: str = ""
+    report: str = ""
+
+    def to_json(self) -> dict:
+        return {"rule": self.rule, "source": self.source, "status": self.status, "on": self.on, "report": self.report}
+
+
+@dataclass
+class CheckReport:
+    """Every rule a rules file declares, checked."""
+
+    path: str
+    results: list
+
+    @property
+    def failed(self) -> list:
+        return [r for r in self.results if r.status != "ok"]
 
 
 class RulesFileError(AdcliError):
@@ -19,15 +52,13 @@ class RulesFileError(AdcliError):
 
 
 def _rules_snapshot() -> set:
-    return {id(r) for e in REGISTRY.values() for r in e.by_signature.values()}
+    return {id(r) for r in declared_rules()}
 
 
 def load_script_definitions(script: str) -> None:
     """Define the profiled script's functions as ``__main__`` without running its main block
     (top-level ``if __name__ == "__main__":`` statements are left out), so that rules declared
     for ``"__main__:name"`` find their functions."""
-    from ..profiler.instrument import instrument
-
     with open(script, "rb") as f:
         tree = ast.parse(f.read(), filename=script)
     tree.body = [s for s in tree.body if not _is_main_guard(s)]
@@ -60,77 +91,62 @@ def load_rules_file(path: str):
         line = next((f"{fr.filename}:{fr.lineno}" for fr in reversed(tb) if fr.filename == os.path.abspath(path)
                      or fr.filename == path), path)
         raise RulesFileError(f"{line}: {exc}") from None
-    declared = [r for e in REGISTRY.values() for r in e.by_signature.values() if id(r) not in before]
+    declared = [r for r in declared_rules() if id(r) not in before]
     return module, declared
 
 
 def _callable_for(rule: Rule):
-    from .dispatch import dispatch, original
-
     if isinstance(rule.target, tuple):
-        return dispatch(original(f"{rule.target[0]}:{rule.target[1]}"))
+        return dispatch(original(rule.signature.target))
     return rule.target
 
 
-def check_rules(path: str, profile: str | None = None, timing: bool = True) -> list[dict]:
+def check(path: str, profile: str | None = None, timing: bool = True) -> CheckReport:
     """Check each rule ``path`` declares: on the profile's sample inputs for the rule's signature
     when ``profile`` is given and has them, else by running the module's own ``test_*``
-    functions. Returns one result per rule: status ok / wrong / todo / error, and the report."""
-    from ..testing import GradientMismatch, check_rule
-
+    functions. One result per rule: ok / wrong / todo / error, and the report."""
     samples_by_sig: dict = {}
     if profile is not None:
-        from ..profiler.api import decode
-        from ..profiler.model import load, load_samples
-
         data = load(profile)
-        script = (data.get("command") or [None])[0]
+        script = (data.command or [None])[0]
         if script and not script.startswith("-m ") and os.path.isfile(script):
             load_script_definitions(script)
         arrays = load_samples(profile)
-        for s in data["signatures"]:
-            sample = s.get("sample") or {}
-            args = [decode(a, arrays, _MISSING) for a in sample.get("args", [])]
+        for s in data.signatures:
+            args = [decode(a, arrays, _MISSING) for a in (s.sample.args if s.sample else [])]
             if args and all(a is not _MISSING for a in args):
-                samples_by_sig[Signature.parse(s["signature"])] = args
+                samples_by_sig[s.signature] = args
     module, declared = load_rules_file(path)
     for rule in declared:  # every user-function target must be found before anything is checked
         if isinstance(rule.target, tuple):
-            from .dispatch import original
-
-            name = f"{rule.target[0]}:{rule.target[1]}"
+            name = rule.signature.target
             try:
                 original(name)
             except AdcliError:
                 hint = (" (a function of the profiled script: pass --profile PROFILE so its script is loaded)"
                         if rule.target[0] == "__main__" else "")
                 raise RulesFileError(f"{path}: the target {name} of a rule cannot be found{hint}") from None
-    results = []
     tests = {name: getattr(module, name) for name in dir(module) if name.startswith("test_")}
-    for rule in declared:
-        sig = str(rule.signature)
-        args = samples_by_sig.get(rule.signature)
-        try:
-            if args is not None:
-                report = check_rule(_callable_for(rule), *args, timing=timing)
-                results.append({"rule": sig, "source": rule.source, "status": "ok", "on": "profile samples",
-                                "report": str(report)})
-                continue
-            test = _test_for(rule, tests)
-            if test is None:
-                results.append({"rule": sig, "source": rule.source, "status": "error", "on": "",
-                                "report": "no sample inputs and no test_* function for it in the module"})
-                continue
-            test()
-            results.append({"rule": sig, "source": rule.source, "status": "ok", "on": f"{test.__name__}()", "report": ""})
-        except NotImplementedError as exc:
-            results.append({"rule": sig, "source": rule.source, "status": "todo", "on": "", "report": str(exc)})
-        except GradientMismatch as exc:
-            results.append({"rule": sig, "source": rule.source, "status": "wrong", "on": "", "report": str(exc)})
-        except Exception as exc:  # noqa: BLE001 - a rule that crashes is reported, not fatal to the check
-            results.append({"rule": sig, "source": rule.source, "status": "error", "on": "",
-                            "report": f"{type(exc).__name__}: {exc}"})
-    return results
+    return CheckReport(path, [_check_one(rule, samples_by_sig.get(rule.signature), tests, timing) for rule in declared])
+
+
+def _check_one(rule: Rule, args, tests: dict, timing: bool) -> RuleCheck:
+    sig = str(rule.signature)
+    try:
+        if args is not None:
+            report = check_rule(_callable_for(rule), *args, timing=timing)
+            return RuleCheck(sig, rule.source, "ok", "profile samples", str(report))
+        test = _test_for(rule, tests)
+        if test is None:
+            return RuleCheck(sig, rule.source, "error", "", "no sample inputs and no test_* function for it in the module")
+        test()
+        return RuleCheck(sig, rule.source, "ok", f"{test.__name__}()")
+    except NotImplementedError as exc:
+        return RuleCheck(sig, rule.source, "todo", "", str(exc))
+    except GradientMismatch as exc:
+        return RuleCheck(sig, rule.source, "wrong", "", str(exc))
+    except Exception as exc:  # noqa: BLE001 - a rule that crashes is reported, not fatal to the check
+        return RuleCheck(sig, rule.source, "error", "", f"{type(exc).__name__}: {exc}")
 
 
 _MISSING = object()

@@ -12,14 +12,17 @@ import textwrap
 
 import numpy as np
 
-_HEADER = '''"""Rules exported by adcli {version} from {source}.
+from ..engine.descriptors import array_type
+from ..engine.signature import Signature
+
+_HEADER = '''"""Rules exported by adcli {version} from the profile named in PROFILE below.
 
 Imports are finished code, restricted to the concrete types the profile saw; each is verified
 against finite differences and adcli's derived rule when this module loads. Hand-written rules
 are skeletons: the forward pass is filled in, the pullback is a TODO that raises until you
-write it. Each rule has a test below; run them with `adcli check {module_file}{profile_opt}`.
+write it. Each rule has a test below; run them with `adcli check THIS_FILE --profile PROFILE`.
 
-Use: `adcli profile --rules {module_file} SCRIPT`, or import this module before the code it
+Use: `adcli profile --rules THIS_FILE SCRIPT`, or import this module before the code it
 serves. Rules for functions of the profiled script are declared by name ("__main__:name"):
 `adcli profile` and `adcli check` make the script's functions dispatch points (docs/rules.md).
 """
@@ -27,6 +30,10 @@ serves. Rules for functions of the profiled script are declared by name ("__main
 {imports}
 PROFILE = {source!r}
 '''
+
+
+# Characters that could end a comment line (or confuse a terminal): never copied into the module.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def _ident(text: str, taken: set) -> str:
@@ -42,31 +49,11 @@ def _ident(text: str, taken: set) -> str:
     return name
 
 
-def split_signature(text: str) -> tuple[str, list[str]]:
-    """``"numpy.kron(f64[2d], f64[2d])"`` -> ``("numpy.kron", ["f64[2d]", "f64[2d]"])``."""
-    open_at = text.index("(")
-    name, inner = text[:open_at], text[open_at + 1: -1]
-    parts, depth, cur = [], 0, ""
-    for ch in inner:
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        if ch == "," and depth == 0:
-            parts.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        parts.append(cur.strip())
-    return name, parts
-
-
-def _numpy_expr(name: str) -> str | None:
+def _numpy_expr(sig: Signature) -> str | None:
     """``np.linalg.cholesky`` for ``numpy.linalg.cholesky`` if every part is a plain identifier
     that resolves in NumPy, else None."""
-    parts = name.split(".")
-    if parts[0] != "numpy" or not all(p.isidentifier() and not keyword.iskeyword(p) for p in parts[1:]):
+    parts = sig.function.split(".")
+    if not sig.is_numpy or not all(p.isidentifier() and not keyword.iskeyword(p) for p in parts[1:]):
         return None
     obj = np
     for p in parts[1:]:
@@ -78,15 +65,15 @@ def _numpy_expr(name: str) -> str | None:
 
 def _example(desc: str, sample) -> str | None:
     """A Python expression for an argument of type ``desc``: the sample's shape when known."""
-    m = re.fullmatch(r"f(16|32|64)\[(\d+)d(?:,(F|strided))?\]", desc)
-    if m:
-        dtype = {"16": "np.float16", "32": "np.float32", "64": "np.float64"}[m.group(1)]
-        shape = tuple(sample.shape) if isinstance(sample, np.ndarray) and sample.ndim == int(m.group(2)) \
-            else (3,) * int(m.group(2))
+    t = array_type(desc)
+    if t is not None and t.code in ("f16", "f32", "f64"):
+        dtype = {"f16": "np.float16", "f32": "np.float32", "f64": "np.float64"}[t.code]
+        shape = tuple(int(n) for n in sample.shape) if isinstance(sample, np.ndarray) and sample.ndim == t.ndim \
+            else (3,) * t.ndim
         expr = f"rng.standard_normal({shape!r}).astype({dtype})"
-        if m.group(3) == "F":
+        if t.layout == "F":
             expr = f"np.asfortranarray({expr})"
-        elif m.group(3) == "strided":
+        elif t.layout == "strided":
             big = tuple(2 * n for n in shape)
             expr = f"rng.standard_normal({big!r}).astype({dtype})[{', '.join(['::2'] * len(shape))}]"
         return expr
@@ -100,27 +87,25 @@ def _example(desc: str, sample) -> str | None:
     return None
 
 
-def render_rules_module(suggestions, samples: dict, source: str, module_file: str, profile_opt: str,
-                        version: str) -> str:
-    """The module text. ``samples``: signature -> list of sample argument values (or None)."""
+def rules_module(suggestions, samples: dict, source: str, version: str) -> str:
+    """The module text. ``samples``: Signature -> list of sample argument values (or None)."""
     out = []
     taken: set = {"np", "adcli", "check_rule"}
     for s in suggestions:
         if s.action not in ("import", "hand-write"):
             continue
-        name, descs = split_signature(s.signature)
-        positional = [d for d in descs if not re.match(r"^[A-Za-z_]\w*=", d)]
-        keywords = [d.split("=", 1) for d in descs if re.match(r"^[A-Za-z_]\w*=", d)]
-        types = ", ".join(repr(d) for d in descs)
-        numpy_expr = _numpy_expr(name)
-        is_user = not name.startswith("numpy.")
-        target = repr(_target_name(s.function)) if is_user else numpy_expr
+        sig = s.signature
+        positional, keywords = list(sig.args), list(sig.kwargs)
+        types = ", ".join(repr(d) for d in sig.key)
+        numpy_expr = _numpy_expr(sig)
+        is_user = not sig.is_numpy
+        target = repr(sig.target) if is_user else numpy_expr
         if target is None:
-            out.append(f"\n# {s.rank}. {s.action} {s.signature!r}: not exported (the callable cannot be named here)\n")
+            out.append(f"\n# {s.rank}. {s.action} {str(sig)!r}: not exported (the callable cannot be named here)\n")
             continue
-        ident = _ident(s.function.rsplit(".", 1)[-1], taken)
-        why = textwrap.wrap("; ".join(s.reasons[:2]).replace("\n", " "), 84)
-        out.append(f"\n\n# {s.rank}. {s.action}: {s.signature}\n" + "".join(f"# {line}\n" for line in why))
+        ident = _ident(sig.qualname.rsplit(".", 1)[-1], taken)
+        why = textwrap.wrap(_CONTROL.sub(" ", "; ".join(s.reasons[:2])), 84)
+        out.append(f"\n\n# {s.rank}. {s.action}: {sig}\n" + "".join(f"# {line}\n" for line in why))
         params = [f"a{i}" for i in range(len(positional))] + [k for k, _ in keywords if k.isidentifier()]
         call_args = ", ".join([f"a{i}" for i in range(len(positional))] + [f"{k}={k}" for k, _ in keywords])
         if s.action == "import":
@@ -135,16 +120,16 @@ def render_rules_module(suggestions, samples: dict, source: str, module_file: st
                 f"    def pullback(g):\n"
                 f"        # TODO: the cotangents ({cots}) of the arguments for the output cotangent g, each\n"
                 f"        # with its argument's shape and dtype (None for one that is not differentiable).\n"
-                f"        raise NotImplementedError({('TODO: write the pullback of ' + s.signature)!r})\n\n"
+                f"        raise NotImplementedError({('TODO: write the pullback of ' + str(sig))!r})\n\n"
                 f"    return ans, pullback\n"
             )
-        examples = [_example(d, v) for d, v in zip(positional, samples.get(s.signature) or [None] * len(positional))]
+        examples = [_example(d, v) for d, v in zip(positional, samples.get(sig) or [None] * len(positional))]
         call = f"adcli.rules.dispatch(adcli.rules.original({target}))" if is_user else numpy_expr
         out.append(f"\n\ndef test_{ident}():\n")
         if any(e is None for e in examples):
             missing = [d for d, e in zip(positional, examples) if e is None]
             out.append(f"    # no example input for {', '.join(missing)}: pass arguments of the recorded types\n"
-                       f"    raise NotImplementedError({('example inputs needed for ' + s.signature)!r})\n")
+                       f"    raise NotImplementedError({('example inputs needed for ' + str(sig))!r})\n")
         else:
             kw = ", ".join(f"{k!r}: {_example(d, None) or 'None'}" for k, d in keywords)
             uses_rng = any("rng." in e for e in examples)
@@ -155,23 +140,5 @@ def render_rules_module(suggestions, samples: dict, source: str, module_file: st
     # import only what the body uses: a lint-clean module whatever was exported
     imports = ["import adcli.rules"] + (["import numpy as np"] if "np." in body else []) + (
         ["from adcli.testing import check_rule"] if "check_rule(" in body else [])
-    header = _HEADER.format(version=version, source=source, module_file=module_file, profile_opt=profile_opt,
-                            imports="\n".join(imports) + "\n")
+    header = _HEADER.format(version=version, source=source, imports="\n".join(imports) + "\n")
     return header + body
-
-
-def _target_name(function: str) -> str:
-    """``"__main__.lml"`` -> ``"__main__:lml"``; other modules split at the longest importable prefix."""
-    if function.startswith("__main__."):
-        return "__main__:" + function[len("__main__."):]
-    import importlib.util
-
-    parts = function.split(".")
-    for i in range(len(parts) - 1, 0, -1):
-        module = ".".join(parts[:i])
-        try:
-            if importlib.util.find_spec(module) is not None:
-                return f"{module}:{'.'.join(parts[i:])}"
-        except (ImportError, ValueError):
-            continue
-    return f"{parts[0]}:{'.'.join(parts[1:])}"

@@ -1,0 +1,44 @@
+"""``adcli suggest``: load profiles, resolve the thresholds once, ask the advisor."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..advisor import Suggestion, suggest
+from ..advisor.config import Thresholds, thresholds
+from ..profiler.model import ProfileError
+from ..profiler.store import load
+
+DEFAULT_PROFILE = "adcli-profile.json"
+
+
+@dataclass
+class Advice:
+    """The advisor's ranked suggestions for some profiles (keep-derived ones included)."""
+
+    suggestions: list[Suggestion]
+    summary: dict
+    thresholds: Thresholds
+    show_all: bool = False
+
+    @property
+    def shown(self) -> list[Suggestion]:
+        """What to print: every suggestion with ``show_all``, else only the actionable ones."""
+        return self.suggestions if self.show_all else [s for s in self.suggestions if s.action != "keep-derived"]
+
+    @property
+    def actionable(self) -> list[Suggestion]:
+        return [s for s in self.suggestions if s.action != "keep-derived"]
+
+
+def advise(paths=(), options: dict | None = None, sort: str = "saving", show_all: bool = False,
+           start: str = ".") -> Advice:
+    """Suggestions for the profiles at ``paths`` (default: adcli-profile.json). ``options``:
+    threshold values given on the command line (None: from [tool.adcli] in the nearest
+    pyproject.toml above ``start``, else the defaults)."""
+    th = thresholds(options or {}, start)  # bad options fail before any file is read
+    loaded = [load(p) for p in (paths or (DEFAULT_PROFILE,))]
+    if not any(p.signatures for p in loaded):
+        raise ProfileError("the profile is empty: it recorded no signature (did the program take a gradient?)")
+    suggestions, summary = suggest(loaded, th, sort=sort)
+    return Advice(suggestions, summary, th, show_all)

@@ -1,0 +1,41 @@
+"""``adcli export``: the suggested rules as one Python module (app/stubs.py writes the text)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import __version__
+from ..fileio import check_writable, write_text
+from ..profiler.samples import decode
+from ..profiler.store import load, load_samples
+from .advice import advise
+from .stubs import rules_module
+
+KINDS = ("import", "hand-write")
+
+
+@dataclass
+class Export:
+    """What ``export`` wrote (``path`` None: nothing was suggested, nothing written)."""
+
+    path: str | None
+    imports: int
+    handwritten: int
+
+
+def export(profile: str, output: str, *, top: int | None = None, only: str | None = None, force: bool = False,
+           options: dict | None = None) -> Export:
+    """Write the rules ``adcli suggest`` (with the same ``options``) advises for ``profile``."""
+    check_writable(output, force)
+    advice = advise([profile], options)
+    chosen = [s for s in advice.actionable if only is None or s.action == only]
+    chosen = chosen[:top] if top is not None else chosen
+    if not chosen:
+        return Export(None, 0, 0)
+    arrays = load_samples(profile)
+    data = load(profile)
+    samples = {s.signature: [decode(a, arrays) for a in s.sample.args] or None
+               for s in data.signatures if s.sample is not None}
+    write_text(output, rules_module(chosen, samples, source=profile, version=__version__))
+    return Export(output, sum(s.action == "import" for s in chosen), sum(s.action == "hand-write" for s in chosen))
+

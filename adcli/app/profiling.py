@@ -1,0 +1,59 @@
+"""``adcli profile`` and ``adcli show``: run a program under the profiler; read a saved profile."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+
+from ..fileio import OutputError, check_writable, write_text
+from ..profiler.api import profile_program
+from ..profiler.model import Profile
+from ..profiler.runner import RunResult
+from ..profiler.store import load
+
+SORTS = ("time", "allocations")
+
+
+@dataclass
+class ProfileView:
+    """A profile to print: its ``top`` signatures by ``sort``."""
+
+    profile: Profile
+    top: int = 10
+    sort: str = "time"
+
+
+@dataclass
+class ProfileRun:
+    """A finished ``adcli profile``: what was measured, how the program ended, where it went."""
+
+    view: ProfileView
+    run: RunResult
+    output: str
+
+
+def profile(target: str, argv: list, *, module: bool = False, output: str = "adcli-profile.json", rules=(),
+            include=(), exclude=(), replays: bool = True, force: bool = False, top: int = 10, sort: str = "time",
+            progress=None) -> ProfileRun:
+    """Run ``target`` under the profiler and save its profile (see profiler.api.profile_program)."""
+    data, run = profile_program(target, argv, module=module, output=output, rules=rules, include=include,
+                                exclude=exclude, replays=replays, force=force, progress=progress)
+    return ProfileRun(ProfileView(data, top, sort), run, output)
+
+
+def show(path: str, top: int = 10, sort: str = "time") -> ProfileView:
+    """A saved profile, to print."""
+    return ProfileView(load(path), top, sort)
+
+
+def check_speedscope_target(out: str, profile: str, force: bool) -> None:
+    """Refuse before anything is printed: never over the profile itself, never over a file
+    without ``force``."""
+    if os.path.lexists(out) and os.path.exists(profile) and os.path.samefile(out, profile):
+        raise OutputError(f"refusing to write the speedscope file over the profile itself ({out})")
+    check_writable(out, force)
+
+
+def write_speedscope(out: str, document: dict) -> None:
+    write_text(out, json.dumps(document))

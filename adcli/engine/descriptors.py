@@ -1,0 +1,332 @@
+"""Concrete-type descriptors: the one place that says how a value's type is spelled, and reads
+it back (docs/descriptors.md).
+
+=====================  ===========================================================
+``f64[2d]``            float64 ndarray, 2-d, C-contiguous (1-d and 0-d are always plain)
+``f64[2d,F]``          float64 ndarray, 2-d, Fortran-contiguous and not C-contiguous
+``f64[2d,strided]``    float64 ndarray, 2-d, neither (a non-contiguous view, e.g. ``x[:20, :20]``)
+``f32[1d]``            float32 ndarray (likewise ``f16``, ``c128``, ``i64``, ``u8``, ``b`` ...)
+``f64``                NumPy scalar (``np.float64(1.0)``, what ``x[i]`` gives)
+``float`` ``int``      Python scalars (``bool``, ``complex``, ``str``, ``bytes``, ``None`` likewise)
+``tuple(int, int)``    tuples and lists list their items; ``list(f64[1d]*100)`` for long uniform ones
+``dict{a: f64[1d]}``   dicts list keys (an identifier as is, a literal by repr, others by type)
+``fn(pkg.mod.f)``      callables by qualified name; other objects as ``obj(pkg.mod.Class)``
+=====================  ===========================================================
+
+A traced value is described by the value it stands for: tracing does not change a descriptor.
+Shapes are not part of a descriptor, only the number of dimensions and the memory layout (as
+Julia's ``Matrix{Float64}`` vs a ``SubArray``), so a rule for ``f64[2d]`` serves every size.
+Text read back (from a profile, which is untrusted data) goes through the strict grammar of
+``parse_type``: anything ``describe`` cannot write is refused with a one-line ValueError.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from types import BuiltinFunctionType, FunctionType, MethodType
+
+import numpy as np
+
+from .core import Tracer
+
+_KIND = {"f": "f", "c": "c", "i": "i", "u": "u"}
+_SCALARS = {float: "float", int: "int", bool: "bool", complex: "complex", str: "str", bytes: "bytes", type(None): "None"}
+_MAX_ITEMS = 8
+
+
+def dtype_code(dtype: np.dtype) -> str:
+    """``f64`` for float64, ``b`` for bool, ``O`` for object, ..."""
+    if dtype.kind == "b":
+        return "b"
+    if dtype.kind in _KIND:
+        return f"{_KIND[dtype.kind]}{dtype.itemsize * 8}"
+    return dtype.str.lstrip("<>|=")
+
+
+def describe(x) -> str:
+    """The concrete-type descriptor of ``x`` (a tracer is described by its value)."""
+    v = x.value if isinstance(x, Tracer) else x
+    t = type(v)
+    if t in _SCALARS:
+        return _SCALARS[t]
+    if isinstance(v, np.ndarray):
+        return _describe_array(v)
+    if isinstance(v, np.generic):
+        return dtype_code(v.dtype)
+    if t is tuple or t is list:
+        return f"{t.__name__}({_items(v)})"
+    if t is dict:
+        return "dict{" + ", ".join(f"{_key(k)}: {describe(val)}" for k, val in v.items()) + "}"
+    if isinstance(v, (FunctionType, BuiltinFunctionType, MethodType, np.ufunc)) or (callable(v) and not isinstance(v, type)):
+        return f"fn({_dotted(v)})"
+    if isinstance(v, type):
+        return f"type({_dotted(v)})"
+    if isinstance(v, tuple):  # namedtuple
+        return f"{_dotted(t)}({_items(v)})"
+    return f"obj({_dotted(t)})"
+
+
+def _describe_array(a: np.ndarray) -> str:
+    code = dtype_code(a.dtype)
+    if a.ndim <= 1 or a.flags.c_contiguous:
+        return f"{code}[{a.ndim}d]"
+    if a.flags.f_contiguous:
+        return f"{code}[{a.ndim}d,F]"
+    return f"{code}[{a.ndim}d,strided]"
+
+
+def _items(seq) -> str:
+    parts = [describe(v) for v in seq]
+    if len(parts) > 3 and len(set(parts)) == 1:
+        return f"{parts[0]}*{len(parts)}"
+    if len(parts) > _MAX_ITEMS:
+        return ", ".join(parts[:_MAX_ITEMS]) + f", ...{len(parts) - _MAX_ITEMS} more"
+    return ", ".join(parts)
+
+
+IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+NAME_PART = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|<[a-z]+>|\?")
+
+
+def _key(k) -> str:
+    """A dict key: an identifier as is, a literal (str, number, bool, None) by repr, any other
+    key by its type, ``<module.Type>`` (a repr could be anything)."""
+    if isinstance(k, str) and IDENT.fullmatch(k):
+        return k
+    if type(k) in (str, int, float, bool) or k is None:
+        return repr(k)
+    return f"<{_dotted(type(k))}>"
+
+
+def _dotted(obj) -> str:
+    """``module.qualname`` of a callable or class, checked against the name grammar (a name
+    that does not fit, e.g. one made up at run time, is replaced part by part with ``?``)."""
+    module, qualname = callable_name(obj)
+    return ".".join(p if NAME_PART.fullmatch(p) else "?" for p in f"{module}.{qualname}".split("."))
+
+
+def callable_name(func) -> tuple[str, str]:
+    """``(module, qualname)`` of a callable; NumPy's in their public spelling
+    (``numpy._core.fromnumeric.sum`` -> ``("numpy", "sum")``, ufuncs -> ``("numpy", name)``)."""
+    if isinstance(func, np.ufunc):
+        return "numpy", func.__name__
+    name = getattr(func, "__name__", None) or type(func).__name__
+    module = getattr(func, "__module__", None) or "?"
+    if module == "numpy" or module.startswith("numpy."):
+        public = "numpy"
+        for sub in ("numpy.linalg", "numpy.fft", "numpy.random"):
+            if module.startswith(sub):
+                public = sub
+        if isinstance(func, type):
+            return public, getattr(func, "__qualname__", name)
+        return public, name
+    return module, getattr(func, "__qualname__", None) or name
+
+
+
+_DTYPES = {"f16", "f32", "f64", "f128", "c64", "c128", "c256", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "b"}
+# dtype codes dtype_code writes: f64, c128, i8, u16, b; O, U5, S3, V8; M8[ns], m8[s]
+_CODE = re.compile(r"(?:[fciu]\d+|b|O|[USV]\d+|[Mm]8(?:\[[A-Za-z]+\])?)(?![A-Za-z0-9_])")
+_ARRAY_TAIL = re.compile(r"\[(\d+)d(?:,(F|strided))?\]")
+_LITERAL_KEY = re.compile(r"'(?:[^'\\\x00-\x1f\x7f]|\\[^\x00-\x1f\x7f])*'|\"(?:[^\"\\\x00-\x1f\x7f]|\\[^\x00-\x1f\x7f])*\""
+                          r"|-?(?:\d+\.?\d*(?:e[-+]?\d+)?|inf|nan)|True|False|None")
+_CONTAINERS = {"tuple", "list"}
+_REFS = {"fn", "obj", "type"}
+
+
+@dataclass(frozen=True)
+class ArrayType:
+    """What an array descriptor says: dtype code, number of dimensions, layout."""
+
+    code: str
+    ndim: int
+    layout: str  # "C" (or 0-d / 1-d), "F" or "strided"
+
+    @property
+    def dtype(self) -> np.dtype | None:
+        """The NumPy dtype of a known numeric code, else None."""
+        if self.code == "b":
+            return np.dtype(bool)
+        if self.code in _DTYPES:
+            kind, bits = self.code[0], int(self.code[1:])
+            return np.dtype(f"{kind}{bits // 8}") if kind != "f" or bits != 128 else np.dtype(np.longdouble)
+        return None
+
+
+def array_type(desc: str) -> ArrayType | None:
+    """The array a descriptor names (``f64[2d,F]`` -> ArrayType("f64", 2, "F")), or None."""
+    m = _CODE.match(desc)
+    if m is None:
+        return None
+    t = _ARRAY_TAIL.fullmatch(desc, m.end())
+    if t is None:
+        return None
+    return ArrayType(m.group(0), int(t.group(1)), t.group(2) or "C")
+
+
+def is_float(desc: str) -> bool:
+    """A float array, NumPy float scalar or Python float."""
+    if desc == "float":
+        return True
+    a = array_type(desc)
+    code = a.code if a is not None else desc
+    return code in ("f16", "f32", "f64", "f128")
+
+
+def shown(text: str, limit: int = 80) -> str:
+    """``text`` for an error message: repr'd (no control character reaches a terminal), cut."""
+    r = repr(text)
+    return r if len(r) <= limit else r[: limit - 4] + "...'"
+
+
+class Parser:
+    """Recursive descent over the descriptor grammar; builds the normalised text."""
+
+    def __init__(self, text: str, i: int = 0):
+        self.text, self.i = text, i
+
+    def fail(self, why: str):
+        raise ValueError(f"malformed type {shown(self.text)} at position {self.i}: {why}")
+
+    def skip(self) -> None:
+        while self.i < len(self.text) and self.text[self.i] == " ":
+            self.i += 1
+
+    def peek(self) -> str:
+        self.skip()
+        return self.text[self.i: self.i + 1]
+
+    def take(self, s: str) -> bool:
+        self.skip()
+        if self.text.startswith(s, self.i):
+            self.i += len(s)
+            return True
+        return False
+
+    def expect(self, s: str) -> None:
+        if not self.take(s):
+            self.fail(f"expected {s!r}")
+
+    def name(self) -> str:
+        self.skip()
+        m = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*|<[a-z]+>|\?)(?:\.(?:[A-Za-z_][A-Za-z0-9_]*|<[a-z]+>|\?))*").match(
+            self.text, self.i)
+        if m is None:
+            self.fail("expected a dotted name")
+        self.i = m.end()
+        return m.group(0)
+
+    def descriptor(self) -> str:
+        self.skip()
+        text, i = self.text, self.i
+        if text.startswith("dict{", i):
+            self.i += 5
+            entries = []
+            if self.peek() != "}":
+                while True:
+                    key = self.key()
+                    self.expect(":")
+                    entries.append(f"{key}: {self.descriptor()}")
+                    if not self.take(","):
+                        break
+            self.expect("}")
+            return "dict{" + ", ".join(entries) + "}"
+        name = self.name()
+        if name in _REFS and self.peek() == "(":
+            self.expect("(")
+            ref = self.name()
+            self.expect(")")
+            return f"{name}({ref})"
+        if name in _CONTAINERS or "." in name:  # tuple(...), list(...), a namedtuple pkg.Point(...)
+            if not (name in _CONTAINERS or IDENT.fullmatch(name.rsplit(".", 1)[-1])):
+                self.fail("bad container name")
+            self.expect("(")
+            items = self.items()
+            self.expect(")")
+            return f"{name}({items})"
+        self.i = i
+        m = _CODE.match(text, i)
+        if m is not None:
+            t = _ARRAY_TAIL.match(text, m.end())
+            if t is not None:
+                if int(t.group(1)) <= 1 and t.group(2):
+                    self.fail("0-d and 1-d arrays have no layout flag")
+                self.i = t.end()
+                return text[i: self.i]
+            self.i = m.end()
+            return m.group(0)
+        if name in _SCALARS.values():
+            self.i = i + len(name)
+            return name
+        self.fail("expected a type descriptor")
+
+    def items(self) -> str:
+        if self.peek() == ")":
+            return ""
+        parts = [self.descriptor()]
+        if self.take("*"):
+            m = re.compile(r"\s*(\d+)").match(self.text, self.i)
+            if m is None:
+                self.fail("expected a count after '*'")
+            self.i = m.end()
+            return f"{parts[0]}*{m.group(1)}"
+        while self.take(","):
+            m = re.compile(r"\s*\.\.\.(\d+) more").match(self.text, self.i)
+            if m is not None:
+                self.i = m.end()
+                return ", ".join(parts) + f", ...{m.group(1)} more"
+            parts.append(self.descriptor())
+        return ", ".join(parts)
+
+    def key(self) -> str:
+        self.skip()
+        m = _LITERAL_KEY.match(self.text, self.i) or re.compile(r"<[A-Za-z0-9_.?<>]+?>(?=\s*:)").match(self.text, self.i)
+        if m is None:
+            m = IDENT.match(self.text, self.i)
+        if m is None:
+            self.fail("expected a dict key")
+        self.i = m.end()
+        return m.group(0)
+
+
+def parse_type(text: str) -> str:
+    """Any descriptor ``describe`` can write, normalised; ValueError for anything else."""
+    if not isinstance(text, str):
+        raise ValueError(f"a type descriptor is text, not {type(text).__name__}")
+    p = Parser(text)
+    out = p.descriptor()
+    p.skip()
+    if p.i != len(text):
+        p.fail("unexpected text after the type")
+    return out
+
+
+_DECLARED_ARRAY = re.compile(r"^(?P<code>[a-zA-Z]+\d*)\[(?P<ndim>\d+)d(?:,(?P<layout>F|strided))?\]$")
+
+
+def parse_descriptor(text: str) -> str:
+    """Validate a descriptor a *rule declaration* uses and return it normalised (spaces
+    stripped): concrete types only, numeric dtype codes from the known list.
+
+    Raises ValueError with a one-line reason for an unknown or abstract type.
+    """
+    s = text.strip()
+    m = _DECLARED_ARRAY.match(s)  # looser than the grammar: a misspelt code gets its own message
+    if m:
+        if m.group("code") not in _DTYPES:
+            raise ValueError(f"unknown dtype code {m.group('code')!r} in {text!r} (known: {', '.join(sorted(_DTYPES))})")
+        if int(m.group("ndim")) <= 1 and m.group("layout"):
+            raise ValueError(f"{text!r}: 0-d and 1-d arrays have no layout flag")
+        return s
+    if s in _DTYPES or s in _SCALARS.values():
+        return s
+    if re.match(r"^(tuple|list)\(.*\)$|^dict\{.*\}$|^(fn|obj|type)\(.+\)$", s):
+        try:
+            return parse_type(s)
+        except ValueError:
+            pass
+    raise ValueError(
+        f"unknown type descriptor {text!r}: use a concrete type such as 'f64[2d]', 'f32[1d]', 'f64[2d,F]', "
+        "'f64[2d,strided]', 'f64', 'float', 'int' (see docs/descriptors.md)"
+    )

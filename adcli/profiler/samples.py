@@ -1,0 +1,80 @@
+"""A signature's sample inputs as profile data: arrays go to the ``.npz`` sidecar, numbers and
+strings inline, containers item by item; anything else is described and left out."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..engine.descriptors import describe
+
+# NumPy scalars a sample stores inline: those whose .item() is a JSON number or bool
+SCALAR_DTYPES = {np.dtype(c).name for c in "?bhilqBHILQefd"}
+
+
+
+def encode(v, key: str, arrays: dict):
+    """A sample value as JSON data: arrays into ``arrays`` (saved in the .npz) under ``key``,
+    numbers and strings inline, containers item by item; anything else by its descriptor."""
+    if isinstance(v, np.ndarray) and v.dtype.kind in "biufc":
+        arrays[key] = v
+        return {"array": key}
+    if isinstance(v, np.generic) and v.dtype.name in SCALAR_DTYPES and v.dtype.kind in "biuf":
+        return {"value": v.item(), "dtype": v.dtype.name}
+    if isinstance(v, (bool, int, float, str)) or v is None:
+        return {"value": v}
+    if isinstance(v, (list, tuple)):
+        return {type(v).__name__: [encode(x, f"{key}_{i}", arrays) for i, x in enumerate(v)]}
+    if isinstance(v, dict) and all(isinstance(k, str) for k in v):
+        # keys by position, not by name: names could make two paths collide
+        return {"dict": {k: encode(x, f"{key}_{j}", arrays) for j, (k, x) in enumerate(v.items())}}
+    return {"unsupported": describe(v)}
+
+
+def decode(entry, arrays: dict, missing=None):
+    """The value an encoded sample stands for (arrays from the .npz, containers rebuilt), or
+    ``missing`` for one that was not saved (too big, unsupported, or its array is absent)."""
+    if not isinstance(entry, dict):
+        return missing
+    if "array" in entry:
+        return arrays.get(entry["array"], missing)
+    if "value" in entry:
+        v = entry["value"]
+        return np.dtype(entry["dtype"]).type(v) if "dtype" in entry else v
+    for kind, build in (("list", list), ("tuple", tuple)):
+        if kind in entry:
+            items = [decode(x, arrays, missing) for x in entry[kind]]
+            return missing if any(x is missing for x in items) else build(items)
+    if "dict" in entry:
+        items = {k: decode(x, arrays, missing) for k, x in entry["dict"].items()}
+        return missing if any(x is missing for x in items.values()) else items
+    return missing
+
+
+def malformed(e) -> str | None:
+    """None if ``e`` is a value ``encode`` could have written, else the path (``[2].x``) of
+    the first part that is not. Iterative: nested containers must not exhaust the stack."""
+    stack = [(e, "")]
+    while stack:
+        e, where = stack.pop()
+        if not isinstance(e, dict) or len(e) not in (1, 2):
+            return where
+        if "array" in e:
+            ok = isinstance(e["array"], str) and len(e) == 1
+        elif "value" in e:
+            v = e["value"]
+            ok = v is None or isinstance(v, (bool, int, float, str))
+            ok = ok and (isinstance(e["dtype"], str) and e["dtype"] in SCALAR_DTYPES if "dtype" in e else len(e) == 1)
+        elif "list" in e or "tuple" in e:
+            items = e.get("list", e.get("tuple"))
+            ok = isinstance(items, list) and len(e) == 1
+            stack.extend((x, f"{where}[{i}]") for i, x in enumerate(items if ok else []))
+        elif "dict" in e:
+            ok = isinstance(e["dict"], dict) and len(e) == 1
+            stack.extend((x, f"{where}.{k}") for k, x in (e["dict"].items() if ok else []))
+        elif "unsupported" in e:
+            ok = isinstance(e["unsupported"], str) and len(e) == 1
+        else:
+            ok = False
+        if not ok:
+            return where
+    return None

@@ -1,0 +1,49 @@
+"""Render ``adcli compare``: a table, markdown, or JSON."""
+
+from __future__ import annotations
+
+import json
+
+from rich.table import Table
+
+from ..app.compare import Comparison
+from ..units import DASH, ms
+from .console import capture
+
+HEAD = ["signature", "before (ms)", "after (ms)", "change", "served before", "served after"]
+
+
+def _pct(v) -> str:
+    return DASH if v is None else f"{v:+.0%}"
+
+
+def _rows(c: Comparison) -> list[list[str]]:
+    return [[str(r.signature), ms(r.before_s), ms(r.after_s), _pct(r.change), r.before_served_by or DASH,
+             r.after_served_by or DASH] for r in c.rows]
+
+
+def _total(c: Comparison) -> str:
+    return (f"total gradient time {ms(c.total_before_s)} ms -> {ms(c.total_after_s)} ms "
+            f"({_pct(c.total_change)})")
+
+
+def render_table(c: Comparison) -> str:
+    table = Table(title=_total(c), title_justify="left")
+    for i, h in enumerate(HEAD):
+        table.add_column(h, justify="left" if i in (0, 4, 5) else "right")
+    for r in _rows(c):
+        table.add_row(*r)
+    return capture(table)
+
+
+def render_markdown(c: Comparison) -> str:
+    lines = [f"**{_total(c)}**", "", "| " + " | ".join(HEAD) + " |", "|---|---:|---:|---:|---|---|"]
+    lines += ["| `" + r[0].replace("|", "\\|") + "` | " + " | ".join(r[1:]) + " |" for r in _rows(c)]
+    return "\n".join(lines)
+
+
+def render_json(c: Comparison) -> str:
+    return json.dumps(c.to_json(), indent=2)
+
+
+RENDERERS = {"table": render_table, "json": render_json, "markdown": render_markdown}

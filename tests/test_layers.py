@@ -1,0 +1,255 @@
+"""The package's layering, enforced on its import graph (see :mod:`tests.support.layers`).
+
+Layers, low to high: a module may import from its own layer or a lower one.  The facade
+(``adcli/__init__.py``) may import only from the engine and base layers, and any module may import
+it.  There are no import cycles, no imports inside functions except those ``LAZY`` and ``OPTIONAL``
+admit, and no module over ``MAX_LINES`` lines except those ``LONG`` admits.
+
+The first tests run the checker on small fake packages, to show it can fail; the rest run it on ``adcli/``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from pathlib import Path
+
+import pytest
+
+from tests.support.layers import Report, check, format_sizes, long_modules, module_sizes
+
+#: ``(layer, module prefixes)``, ordered low to high; a module's layer is that of its longest matching prefix.
+LAYERS: list[tuple[str, list[str]]] = [
+    ("base", ["adcli.errors", "adcli.units", "adcli.fileio"]),
+    ("engine", ["adcli.engine"]),
+    ("measure", ["adcli.measure", "adcli.gradcheck"]),
+    ("rules", ["adcli.rules"]),
+    ("testing", ["adcli.testing"]),
+    ("profiler", ["adcli.profiler"]),
+    ("advisor", ["adcli.advisor"]),
+    ("app", ["adcli.app"]),
+    ("render", ["adcli.render"]),
+    ("cli", ["adcli.cli", "adcli.cli_show", "adcli.__main__"]),
+]
+
+#: The layers the facade ``adcli/__init__.py`` may import from.
+FACADE_LAYERS = ("base", "engine")
+
+#: Function-level imports of adcli modules that are allowed: ``(importer, imported): reason``.
+LAZY: dict[tuple[str, str], str] = {}
+
+#: Outside modules that may be imported inside a function, because they are optional: ``name: reason``.
+OPTIONAL: dict[str, str] = {
+    "tomllib": "standard library only from Python 3.11; the project supports 3.10",
+    "autograd": "only the rule import and catalog need it; imported on first use",
+}
+
+#: The most lines a module may have, and the modules allowed more: ``module: reason``.
+MAX_LINES = 450
+LONG: dict[str, str] = {}
+
+ROOT = Path(__file__).resolve().parent.parent / "adcli"
+
+
+def _lines(messages: list[str]) -> str:
+    """Messages as a block, one per line, for an assertion message."""
+    return "\n" + "\n".join(messages)
+
+
+# --------------------------------------------------------------------------------------------
+# The checker can fail: fake packages
+# --------------------------------------------------------------------------------------------
+
+FAKE_LAYERS: list[tuple[str, list[str]]] = [
+    ("low", ["pkg.low"]),
+    ("mid", ["pkg.mid", "pkg.mid2"]),
+    ("high", ["pkg.high"]),
+]
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    """Write a fake package ``pkg`` from ``{relative path: source}``; return its directory."""
+    root = tmp_path / "pkg"
+    for rel, source in {"__init__.py": "", **files}.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source)
+    return root
+
+
+def _check(
+    tmp_path: Path,
+    files: dict[str, str],
+    *,
+    lazy: dict[tuple[str, str], str] | None = None,
+    optional: Collection[str] = (),
+) -> Report:
+    """Check a fake package under :data:`FAKE_LAYERS`, whose facade may import only from ``low``."""
+    return check(_tree(tmp_path, files), FAKE_LAYERS, lazy=lazy, optional=optional, facade_layers=("low",))
+
+
+def test_fake_clean_tree_passes(tmp_path: Path) -> None:
+    """Downward, same-layer and facade imports, and TYPE_CHECKING imports, are all fine."""
+    report = _check(tmp_path, {
+        "__init__.py": "from .low import thing\n__version__ = '1'\n",
+        "low.py": "from __future__ import annotations\nimport os\nthing = 1\n",
+        "mid/__init__.py": "from . import a\n",
+        "mid/a.py": "from .. import __version__\nfrom ..low import thing\nfrom . import b\n",
+        "mid/b.py": "import pkg.low as low\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import a\n",
+        "high.py": "from pkg.mid import a\nfrom .mid.b import low\n",
+    })
+    assert report.all() == []
+
+
+def test_fake_upward_import_is_reported(tmp_path: Path) -> None:
+    """A low-layer module importing a high-layer one, with file, line, modules and layers."""
+    report = _check(tmp_path, {"low.py": "import os\n\nfrom .high import x\n", "high.py": "x = 1\n"})
+    assert report.layers == [
+        "pkg/low.py:3: pkg.low (low) imports pkg.high (high): a module may import only from its own layer or lower"
+    ]
+
+
+def test_fake_upward_import_in_nested_blocks_is_reported(tmp_path: Path) -> None:
+    """Imports under ``if``/``try``/class bodies count, and every violation is reported, not just the first."""
+    report = _check(tmp_path, {
+        "low.py": "if True:\n    import pkg.mid\ntry:\n    from pkg import high\nexcept ImportError:\n    pass\n"
+                  "class C:\n    from .mid2 import y\n",
+        "mid.py": "", "mid2.py": "y = 1\n", "high.py": "",
+    })
+    assert [m.split(": ")[0] for m in report.layers] == ["pkg/low.py:2", "pkg/low.py:4", "pkg/low.py:8"]
+    assert "pkg.low (low) imports pkg.high (high)" in report.layers[1]
+    assert "pkg.low (low) imports pkg.mid2 (mid)" in report.layers[2]
+
+
+def test_fake_facade_import_of_a_high_layer_is_reported(tmp_path: Path) -> None:
+    """The facade may import only from its permitted layers."""
+    report = _check(tmp_path, {"__init__.py": "from .low import a\nfrom .mid import b\n",
+                               "low.py": "a = 1\n", "mid.py": "b = 1\n"})
+    assert report.layers == ["pkg/__init__.py:2: pkg (facade) imports pkg.mid (mid): the package facade may import only from low"]
+
+
+def test_fake_function_level_cycle_is_reported(tmp_path: Path) -> None:
+    """A two-module cycle closed by an import inside a function, with both edges."""
+    report = _check(tmp_path, {
+        "mid.py": "from . import mid2\n",
+        "mid2.py": "def f():\n    from .mid import g\n    return g\n",
+    }, lazy={("pkg.mid2", "pkg.mid"): "test"})
+    assert report.cycles == [
+        "cycle pkg.mid -> pkg.mid2 -> pkg.mid: pkg/mid.py:1: pkg.mid (mid) imports pkg.mid2 (mid); "
+        "pkg/mid2.py:2: pkg.mid2 (mid) imports pkg.mid (mid)"
+    ]
+    assert report.lazy == []  # the allowlist admits the lazy import; the cycle is still reported
+
+
+def test_fake_self_import_and_type_checking_cycle(tmp_path: Path) -> None:
+    """A self-import is a cycle; a cycle closed only under ``if TYPE_CHECKING:`` is not."""
+    report = _check(tmp_path, {
+        "low.py": "import pkg.low\n",
+        "mid.py": "from . import mid2\n",
+        "mid2.py": "import typing\nif typing.TYPE_CHECKING:\n    from .mid import g\n",
+    })
+    assert report.cycles == ["cycle pkg.low -> pkg.low: pkg/low.py:1: pkg.low (low) imports pkg.low (low)"]
+
+
+def test_fake_unknown_module_is_reported(tmp_path: Path) -> None:
+    """A module that matches no prefix needs a layer (and ``pkg.mid`` does not match ``pkg.middle``)."""
+    report = _check(tmp_path, {"middle.py": "", "low.py": "from . import middle\n"})
+    assert report.unknown == ["pkg/middle.py:1: pkg.middle (no layer) needs a layer: add a prefix for it to LAYERS"]
+    assert report.layers == []  # the unplaced module is reported once, as unknown
+
+
+def test_fake_function_level_imports_are_reported(tmp_path: Path) -> None:
+    """Imports inside functions, methods, nested functions and async functions; stdlib and package alike."""
+    report = _check(tmp_path, {
+        "low.py": "import json\n\ndef f():\n    import inspect\n    return inspect\n",
+        "mid.py": "class C:\n    def m(self):\n        def inner():\n            from . import low\n        return inner\n",
+        "high.py": "async def g():\n    import tomllib\n    from autograd.core import x\n    import autograd_extra\n",
+    }, optional={"tomllib", "autograd"})
+    assert report.lazy == [
+        "pkg/high.py:4: pkg.high (high) imports autograd_extra (external) inside a function: import it at the top of "
+        "the module, or list it in OPTIONAL if it is an optional dependency",
+        "pkg/low.py:4: pkg.low (low) imports inspect (external) inside a function: import it at the top of the module, "
+        "or list it in OPTIONAL if it is an optional dependency",
+        "pkg/mid.py:4: pkg.mid (mid) imports pkg.low (low) inside a function: import it at the top of the module, "
+        "or list it in LAZY with a reason",
+    ]
+
+
+def test_fake_lazy_allowlist_admits_and_goes_stale(tmp_path: Path) -> None:
+    """A LAZY entry admits exactly its import; an entry nothing uses is reported."""
+    report = _check(tmp_path, {"mid.py": "def f():\n    from . import low\n", "low.py": ""},
+                    lazy={("pkg.mid", "pkg.low"): "test", ("pkg.mid", "pkg.high"): "gone"})
+    assert report.lazy == ["LAZY entry pkg.mid -> pkg.high is not used: remove it"]
+
+
+def test_fake_relative_resolution(tmp_path: Path) -> None:
+    """``from ..b import c`` resolves against the package; ``c`` is a module when a file exists for it."""
+    report = _check(tmp_path, {
+        "mid/__init__.py": "from ..high import sub\n",
+        "mid/deep/__init__.py": "",
+        "mid/deep/x.py": "from ...high import value\nfrom ... import high\nfrom .... import beyond\n",
+        "high/__init__.py": "value = 1\n",
+        "high/sub/__init__.py": "",
+        "low.py": "from .missing import y\n",
+    })
+    assert [m.split(": ", 1)[1] for m in report.layers] == [
+        "pkg.mid (mid) imports pkg.high.sub (high): a module may import only from its own layer or lower",
+        "pkg.mid.deep.x (mid) imports pkg.high (high): a module may import only from its own layer or lower",
+        "pkg.mid.deep.x (mid) imports pkg.high (high): a module may import only from its own layer or lower",
+    ]
+    assert report.broken == [
+        "pkg/mid/deep/x.py:3: pkg.mid.deep.x: relative import beyond the top-level package",
+        "pkg/low.py:1: pkg.low (low) imports pkg.missing (no layer): no such module in the package",
+    ]
+
+
+def test_fake_long_module_is_reported(tmp_path: Path) -> None:
+    """A module over the limit is reported unless allowlisted; an allowlist entry not needed is reported."""
+    root = _tree(tmp_path, {"low.py": "x = 1\n" * 5, "mid.py": "x = 1\n" * 5, "high.py": "x = 1\n"})
+    assert module_sizes(root)[:2] == [("pkg.low", 5), ("pkg.mid", 5)]
+    assert long_modules(root, 4, {"pkg.mid": "test", "pkg.high": "stale"}) == [
+        "pkg/low.py:1: pkg.low has 5 lines (limit 4): split it, or list it in LONG with a reason",
+        "LONG entry pkg.high is not needed (1 lines): remove it",
+    ]
+
+
+# --------------------------------------------------------------------------------------------
+# The real package
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def report() -> Report:
+    """The checker's report on ``adcli/``."""
+    return check(ROOT, LAYERS, lazy=LAZY, optional=OPTIONAL, facade_layers=FACADE_LAYERS)
+
+
+def test_every_module_has_a_layer(report: Report) -> None:
+    """Every module is placed in a layer deliberately."""
+    assert not report.unknown, _lines(report.unknown)
+
+
+def test_imports_respect_layers(report: Report) -> None:
+    """No module imports from a higher layer; the facade imports only from the engine and base layers."""
+    assert not report.layers, _lines(report.layers)
+
+
+def test_no_import_cycles(report: Report) -> None:
+    """No cycle between modules, counting imports inside functions."""
+    assert not report.cycles, _lines(report.cycles)
+
+
+def test_no_function_level_imports(report: Report) -> None:
+    """Imports belong at the top of the module, save those LAZY and OPTIONAL admit."""
+    assert not report.lazy, _lines(report.lazy)
+
+
+def test_no_broken_imports(report: Report) -> None:
+    """Every import of an adcli module names a module that exists."""
+    assert not report.broken, _lines(report.broken)
+
+
+def test_module_sizes() -> None:
+    """No module exceeds MAX_LINES lines, save those LONG admits (the size table is printed for ``-s``)."""
+    print("\n" + format_sizes(module_sizes(ROOT)))
+    problems = long_modules(ROOT, MAX_LINES, LONG)
+    assert not problems, _lines(problems)
