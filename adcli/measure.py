@@ -1,7 +1,7 @@
 """Measuring: a stable median time and the peak memory of a call.
 
-One home for both, below the rules, the test kit and the profiler that use them (DESIGN.md's
-layers: errors/units <- engine <- measure <- rules, testing <- profiler ...).
+One home for both, below the rules, the test kit and the profiler that use them
+(docs/architecture.md: engine <- measure <- rules <- testing <- profiler ...).
 """
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ from __future__ import annotations
 import gc
 import time
 import tracemalloc
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -48,3 +50,18 @@ def peak_bytes(fn) -> int:
     finally:
         if not was:
             tracemalloc.stop()
+
+
+@dataclass
+class Measurement:
+    """Median seconds of a call, and the peak memory it allocated on top of what was live
+    before (tracemalloc: NumPy buffers and Python objects)."""
+
+    seconds: float
+    peak_bytes: int
+
+
+def measure(fn: Callable, repeats: int = 15) -> Measurement:
+    """Median wall time of ``fn()`` over exactly ``repeats`` calls, and one call's peak memory."""
+    seconds, _ = stable_median(fn, budget=0.0, min_repeats=repeats, max_repeats=repeats)
+    return Measurement(seconds, peak_bytes(fn))

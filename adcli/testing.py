@@ -19,21 +19,11 @@ from .engine.registry import names_of, qualified_name, serving
 from .engine.signature import Signature
 from .errors import RuleError
 from .gradcheck import GradientMismatch, check_grad, is_float_leaf
-from .measure import peak_bytes, stable_median
+from .measure import Measurement, measure
 from .rules.declare import suspended, target_key
+from .units import duration, human_bytes
 
-__all__ = ["check_grad", "check_rule", "GradientMismatch", "RuleReport", "measure"]
-
-
-
-
-@dataclass
-class Cost:
-    """Median time of one gradient (forward + reverse), and the peak memory it allocated on top
-    of what was live before (tracemalloc: NumPy buffers and Python objects)."""
-
-    seconds: float
-    peak_bytes: int
+__all__ = ["check_grad", "check_rule", "GradientMismatch", "RuleReport", "Measurement", "measure"]
 
 
 @dataclass
@@ -43,26 +33,19 @@ class RuleReport:
     signature: str
     rule: str
     fallback: str | None
-    cost: Cost | None
-    fallback_cost: Cost | None
+    cost: Measurement | None
+    fallback_cost: Measurement | None
     checks: list = field(default_factory=list)
 
     def __str__(self) -> str:
         lines = [f"{self.signature}: served by {self.rule}; all checks passed ({', '.join(self.checks)})"]
         if self.cost is not None:
-            lines.append(f"  gradient {self.cost.seconds * 1e6:.1f} us, peak memory {self.cost.peak_bytes} bytes")
+            lines.append(f"  gradient {duration(self.cost.seconds)}, peak memory {human_bytes(self.cost.peak_bytes)}")
         if self.fallback_cost is not None:
             fc = self.fallback_cost
-            lines.append(f"  {self.fallback}: {fc.seconds * 1e6:.1f} us, peak memory {fc.peak_bytes} bytes "
+            lines.append(f"  {self.fallback}: {duration(fc.seconds)}, peak memory {human_bytes(fc.peak_bytes)} "
                          f"(the rule is {fc.seconds / max(self.cost.seconds, 1e-12):.2f}x faster)")
         return "\n".join(lines)
-
-
-def measure(fn: Callable, repeats: int = 15) -> Cost:
-    """Median wall time of ``fn()`` over ``repeats`` calls (untraced), and the peak memory one
-    call allocates above what was live before it (tracemalloc)."""
-    seconds, _ = stable_median(fn, budget=0.0, min_repeats=repeats, max_repeats=repeats)
-    return Cost(seconds, peak_bytes(fn))
 
 
 def check_rule(target: Callable, *args: Any, kwargs: dict | None = None, seed: int = 0,
@@ -137,7 +120,7 @@ def check_rule(target: Callable, *args: Any, kwargs: dict | None = None, seed: i
         _compare(name, grads, derived, f"the {fallback}", rtol=rtol or 1e-6, atol=atol or 1e-9)
         checks.append(f"agrees with {fallback}")
     captured.clear()
-    return RuleReport(name, repr(rule) if rule is not None else f"{served.kind} rule", fallback, cost, fallback_cost,
+    return RuleReport(name, repr(rule) if rule is not None else f"{served.source} rule", fallback, cost, fallback_cost,
                       checks)
 
 

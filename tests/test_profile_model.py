@@ -234,3 +234,52 @@ def _minimal_profile():
         "totals": {"gradients": 1, "forward_s": 0.1, "reverse_s": 0.1, "gradient_s": 0.2},
         "signatures": [], "tree": {"sig": 0, "children": []},
     }
+
+
+# --- docs/profile-format.md is checked against what Profile.to_json writes ---------------------
+
+DOC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "profile-format.md")
+
+
+def _doc_tables() -> dict:
+    """The fields each table of the format page documents, keyed by the heading above it."""
+    import re
+
+    tables, heading, rows = {}, None, None
+    for line in open(DOC, encoding="utf-8"):
+        line = line.rstrip("\n")
+        if line.startswith("#") or line.startswith("Each `imports[]` entry"):
+            heading, rows = line.lstrip("# ").strip(), None
+            continue
+        if line.startswith("| field |"):
+            rows = tables.setdefault(heading, set())
+            continue
+        if rows is not None and line.startswith("|") and not line.startswith("|---"):
+            rows.update(re.findall(r"`([a-z_]+)`", line.split("|")[1]))
+        elif rows is not None and not line.startswith("|"):
+            rows = None
+    return tables
+
+
+def _full_document() -> dict:
+    """A profile with every optional part present: a replay with an import trial, a sample."""
+    doc = make_profile()
+    doc["signatures"][1]["replay"].update({"derived_peak_bytes": 100, "direct_bytes_estimate": 50,
+                                           "direct_floor_s": 0.001})
+    doc["signatures"][1]["replay"]["imports"][0].update({"rule_peak_bytes": 80, "verification": "fd"})
+    return Profile.from_json(doc).to_json()
+
+
+def test_the_format_page_documents_exactly_the_fields_written():
+    tables, doc = _doc_tables(), _full_document()
+    sig = doc["signatures"][1]
+    written = {
+        "Top level": set(doc),
+        "`totals`": set(doc["totals"]),
+        "`signatures[]`": set(sig),
+        "`replay`": set(sig["replay"]),
+        "Each `imports[]` entry:": set(sig["replay"]["imports"][0]),
+        "`tree`": set(doc["tree"]),
+    }
+    for heading, fields in written.items():
+        assert tables.get(heading) == fields, heading

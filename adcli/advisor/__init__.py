@@ -5,7 +5,7 @@ call tree (choose.py) -> Suggestion objects, which renderers print. The model is
 docs/advisor.md.
 """
 
-from .choose import Suggestion, suggest
+from .choose import ACTIONS, HAND_WRITE, IMPORT, KEEP_DERIVED, Suggestion, suggest
 from .config import Thresholds
 
-__all__ = ["Suggestion", "Thresholds", "suggest"]
+__all__ = ["ACTIONS", "HAND_WRITE", "IMPORT", "KEEP_DERIVED", "Suggestion", "Thresholds", "suggest"]

@@ -20,11 +20,12 @@ from dataclasses import asdict, dataclass, field
 
 from ..engine.signature import Signature
 from ..profiler.model import Profile
-from ..units import human_bytes
+from ..units import duration, human_bytes
 from .config import Thresholds
 from .costs import Cost, aggregate, calibrate, merged_tree
 
 ACTIONS = ("hand-write", "import", "keep-derived")
+HAND_WRITE, IMPORT, KEEP_DERIVED = ACTIONS
 SORTS = ("saving", "time", "allocations")
 
 
@@ -93,19 +94,19 @@ def _options(c: Cost, factor: float, basis: str, th: Thresholds, total: float) -
                          f"{human_bytes(c.direct_bytes)} of the same gradient served by a minimal direct rule (its output and "
                          "one gradient per argument): importing is not the best way")
         elif hand is not None and R > th.import_tolerance * hand:
-            notes.append(f"{best.rule} is measured at {_ms(R)} per call, over {th.import_tolerance:g}x the "
-                         f"{_ms(hand)} a direct rule is estimated to cost ({basis}): importing is not the best way")
+            notes.append(f"{best.rule} is measured at {duration(R)} per call, over {th.import_tolerance:g}x the "
+                         f"{duration(hand)} a direct rule is estimated to cost ({basis}): importing is not the best way")
         else:
-            opts.append(_Option("import", R, True, best.rule, th.import_burden * total,
+            opts.append(_Option(IMPORT, R, True, best.rule, th.import_burden * total,
                                 [f"{best.rule} agrees with the derived gradient on the samples and measures "
-                                 f"{_ms(R)} per call against {_ms(D)} derived"], peak if isinstance(peak, int) else None))
+                                 f"{duration(R)} per call against {duration(D)} derived"], peak))
     elif not c.imports:
         notes.append("no library rule exists for this callable" if c.kind == "numpy" else
                      "a user function: no library rule can exist")
     if hand is not None:
-        opts.append(_Option("hand-write", hand, False, None, th.handwrite_burden * total,
-                            [f"a hand-written rule is estimated at {_ms(hand)} per call ({basis}); "
-                             f"derived costs {_ms(D)}, primal {_ms(P)}"]))
+        opts.append(_Option(HAND_WRITE, hand, False, None, th.handwrite_burden * total,
+                            [f"a hand-written rule is estimated at {duration(hand)} per call ({basis}); "
+                             f"derived costs {duration(D)}, primal {duration(P)}"]))
     elif not c.measured:
         notes.append("it was not replayed (outside the signatures covering most of the time), so its primal cost "
                      "is unknown and a hand-written rule cannot be estimated")
@@ -162,7 +163,7 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None, sort: str = "
         opts, notes = options[name]
         if name in chosen:
             opt, calls, gain = chosen[name]
-            reasons = opt.reasons + [f"saves {_ms(gain)} per run ({gain / total:.0%} of the gradient time) against a "
+            reasons = opt.reasons + [f"saves {duration(gain)} per run ({gain / total:.0%} of the gradient time) against a "
                                      f"burden threshold of {opt.burden / total:.0%}"] + notes
             out.append(_suggestion(c, opt.action, opt, gain, total, reasons))
         else:
@@ -173,21 +174,21 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None, sort: str = "
                 bestopt = max(opts, key=lambda o: c.calls * (c.derived_per_call - o.cost))
                 saving = c.calls * (c.derived_per_call - bestopt.cost)
                 if saving <= 0:
-                    considered = "; ".join(f"{o.action} {_ms(o.cost)}{'' if o.measured else ' (estimated)'}" for o in opts)
-                    reasons.insert(0, f"no rule would be faster than the derived {_ms(c.derived_per_call)} per call "
+                    considered = "; ".join(f"{o.action} {duration(o.cost)}{'' if o.measured else ' (estimated)'}" for o in opts)
+                    reasons.insert(0, f"no rule would be faster than the derived {duration(c.derived_per_call)} per call "
                                       f"(considered: {considered})")
                 elif saving >= bestopt.burden:
-                    reasons.insert(0, f"a {bestopt.action} rule would save {_ms(saving)} per run ({saving / total:.0%}), "
+                    reasons.insert(0, f"a {bestopt.action} rule would save {duration(saving)} per run ({saving / total:.0%}), "
                                       "but the rules suggested for the calls inside it save more (one or the other, "
                                       "never both)")
                 else:
-                    reasons.insert(0, f"the best action ({bestopt.action}) would save {_ms(saving)} per run "
+                    reasons.insert(0, f"the best action ({bestopt.action}) would save {duration(saving)} per run "
                                       f"({saving / total:.0%}), below its burden threshold of {bestopt.burden / total:.0%}")
-            out.append(_suggestion(c, "keep-derived", None, 0.0, total, reasons))
+            out.append(_suggestion(c, KEEP_DERIVED, None, 0.0, total, reasons))
     keys = {"saving": lambda s: (-s.saving_s, -(s.derived_s or 0) * s.calls),
             "time": lambda s: -(s.derived_s or 0) * s.calls,
             "allocations": lambda s: -s.allocs_derived_bytes}
-    out.sort(key=lambda s: (s.action == "keep-derived", keys[sort](s)))
+    out.sort(key=lambda s: (s.action == KEEP_DERIVED, keys[sort](s)))
     for i, s in enumerate(out, 1):
         s.rank = i
     return out, {"gradient_s": total, "factor": factor, "factor_basis": basis, "profiles": len(profiles),
@@ -201,12 +202,6 @@ def _suggestion(c: Cost, action: str, opt, gain: float, total: float, reasons: l
         rule_s=None if opt is None else opt.cost, rule_measured=bool(opt and opt.measured),
         saving_s=gain, share=gain / total if total else 0.0,
         allocs_derived_bytes=int(c.alloc_per_call),
-        allocs_rule_bytes=None if opt is None else (opt.peak_bytes if opt.action == "import" else c.direct_bytes),
+        allocs_rule_bytes=None if opt is None else (opt.peak_bytes if opt.action == IMPORT else c.direct_bytes),
         reasons=reasons, rule=None if opt is None else opt.rule,
     )
-
-
-def _ms(s: float | None) -> str:
-    if s is None:
-        return "unknown"
-    return f"{s * 1e3:.3g} ms" if s >= 1e-3 else f"{s * 1e6:.3g} µs"

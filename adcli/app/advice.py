@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..advisor import Suggestion, suggest
+from ..advisor import KEEP_DERIVED, Suggestion, suggest
 from ..advisor.config import Thresholds, thresholds
 from ..profiler.model import ProfileError
 from ..profiler.store import load
@@ -24,11 +24,11 @@ class Advice:
     @property
     def shown(self) -> list[Suggestion]:
         """What to print: every suggestion with ``show_all``, else only the actionable ones."""
-        return self.suggestions if self.show_all else [s for s in self.suggestions if s.action != "keep-derived"]
+        return self.suggestions if self.show_all else [s for s in self.suggestions if s.action != KEEP_DERIVED]
 
     @property
     def actionable(self) -> list[Suggestion]:
-        return [s for s in self.suggestions if s.action != "keep-derived"]
+        return [s for s in self.suggestions if s.action != KEEP_DERIVED]
 
 
 def advise(paths=(), options: dict | None = None, sort: str = "saving", show_all: bool = False,

@@ -5,13 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import __version__
+from ..advisor import HAND_WRITE, IMPORT
 from ..fileio import check_writable, write_text
 from ..profiler.samples import decode
 from ..profiler.store import load, load_samples
 from .advice import advise
 from .stubs import rules_module
 
-KINDS = ("import", "hand-write")
+KINDS = (IMPORT, HAND_WRITE)
 
 
 @dataclass
@@ -37,5 +38,5 @@ def export(profile: str, output: str, *, top: int | None = None, only: str | Non
     samples = {s.signature: [decode(a, arrays) for a in s.sample.args] or None
                for s in data.signatures if s.sample is not None}
     write_text(output, rules_module(chosen, samples, source=profile, version=__version__))
-    return Export(output, sum(s.action == "import" for s in chosen), sum(s.action == "hand-write" for s in chosen))
+    return Export(output, sum(s.action == IMPORT for s in chosen), sum(s.action == HAND_WRITE for s in chosen))
 

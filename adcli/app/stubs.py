@@ -12,6 +12,7 @@ import textwrap
 
 import numpy as np
 
+from ..advisor import HAND_WRITE, IMPORT
 from ..engine.descriptors import array_type
 from ..engine.signature import Signature
 
@@ -92,7 +93,7 @@ def rules_module(suggestions, samples: dict, source: str, version: str) -> str:
     out = []
     taken: set = {"np", "adcli", "check_rule"}
     for s in suggestions:
-        if s.action not in ("import", "hand-write"):
+        if s.action not in (IMPORT, HAND_WRITE):
             continue
         sig = s.signature
         positional, keywords = list(sig.args), list(sig.kwargs)
@@ -108,7 +109,7 @@ def rules_module(suggestions, samples: dict, source: str, version: str) -> str:
         out.append(f"\n\n# {s.rank}. {s.action}: {sig}\n" + "".join(f"# {line}\n" for line in why))
         params = [f"a{i}" for i in range(len(positional))] + [k for k, _ in keywords if k.isidentifier()]
         call_args = ", ".join([f"a{i}" for i in range(len(positional))] + [f"{k}={k}" for k, _ in keywords])
-        if s.action == "import":
+        if s.action == IMPORT:
             out.append(f"adcli.rules.import_rule({numpy_expr}, {types})\n")
         else:
             forward = f"adcli.rules.original({target})" if is_user else numpy_expr

@@ -107,6 +107,19 @@ def kept(v):
 #   general: (pb_general, prim, parents, ans, vals, kwargs)
 
 
+def node_kind(output: int | None):
+    """Decorator for a pullback, which names a kind of tape node (its first slot): ``output``
+    is the index in the node tuple of the value the node made, for a profiler counting the
+    arrays a forward pass allocates; None when the node made a view, or nothing new."""
+
+    def declare(pullback):
+        pullback.output_at = output
+        return pullback
+
+    return declare
+
+
+@node_kind(output=3)
 def pb_unary(node, g, acc):
     _, prim, p, ans, x = node
     c = prim.vjps[0](g, ans, x)
@@ -117,6 +130,7 @@ def pb_unary(node, g, acc):
         acc.add(p, c)
 
 
+@node_kind(output=3)
 def pb_binary(node, g, acc):
     _, prim, parents, ans, x, y = node
     vjps = prim.vjps
@@ -131,6 +145,7 @@ def pb_binary(node, g, acc):
                 acc.add(p, c)
 
 
+@node_kind(output=3)
 def pb_general(node, g, acc):
     _, prim, parents, ans, vals, kwargs = node
     vjps = prim.vjps
@@ -219,15 +234,11 @@ def apply(prim: Primitive, *args, **kwargs):
     return make_tracer(ans, len(nodes) - 1, tape)
 
 
-# Where each kind of node keeps the value it made (for a profiler counting the arrays a
-# forward pass allocates): pullback -> index in the node tuple. Nodes of other kinds made a
-# view, or nothing new. Rule modules add their own kinds with ``OUTPUT_AT[pb] = index``.
-OUTPUT_AT: dict = {}
-
-
 def output_of(node):
-    """The value a node made, if its kind records it (see OUTPUT_AT), else None."""
-    at = OUTPUT_AT.get(node[0])
+    """The value a node made, if its kind records it (see node_kind), else None. A pullback
+    that was not declared with ``node_kind`` raises AttributeError here: an undeclared kind
+    would silently under-count the allocations the advisor ranks by."""
+    at = node[0].output_at
     return None if at is None else node[at]
 
 
@@ -303,5 +314,3 @@ def sum_to_shape(c: np.ndarray, shape: tuple) -> np.ndarray:
         c = c.sum(axis=axes, keepdims=True)
     return c
 
-
-OUTPUT_AT.update({pb_unary: 3, pb_binary: 3, pb_general: 3})

@@ -135,7 +135,7 @@ def array_function(func, types, args: tuple, kwargs: dict):
     # a profiler: it times the call and records the signature
     run = (lambda a, k: fn(*a, **k)) if spread else fn
     module, qualname = names_of(func)
-    return session.numpy_call(module, qualname, served.kind, args, kwargs, run)
+    return session.numpy_call(module, qualname, served.source, args, kwargs, run)
 
 
 def no_rule(func, args, kwargs) -> NoRuleError:

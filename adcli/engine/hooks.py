@@ -3,8 +3,8 @@
 When a :class:`Session` is installed (``install``), the engine calls it at three places:
 
 * ``start(tape, f)`` when ``grad``/``value_and_grad`` begins recording ``f`` on ``tape``;
-* ``numpy_call(module, qualname, kind, args, kwargs, run, func=None)`` when a NumPy function is dispatched,
-  or a rule serves a user function's dispatch point (``kind``: native, derived, imported or
+* ``numpy_call(module, qualname, source, args, kwargs, run, func=None)`` when a NumPy function is dispatched,
+  or a rule serves a user function's dispatch point (``source``: native, derived, imported or
   hand-written; ``func``: the user function); it must return ``run(args, kwargs)``;
 * ``backward(tape, acc, start)`` for the reverse pass; it must run ``engine.tape.backward``
   (timing it as it likes);
@@ -27,7 +27,7 @@ class Session:
     def start(self, tape, f) -> None:
         pass
 
-    def numpy_call(self, module: str, qualname: str, kind: str, args: tuple, kwargs: dict, run, func=None):
+    def numpy_call(self, module: str, qualname: str, source: str, args: tuple, kwargs: dict, run, func=None):
         return run(args, kwargs)
 
     def backward(self, tape, acc, start: int) -> None:

@@ -25,7 +25,7 @@ import weakref
 import numpy as np
 
 from ..errors import TracingError, UnsupportedError
-from .core import OUTPUT_AT, Tracer, has_tracer, mixed_tapes, record, sum_to_shape
+from .core import Tracer, has_tracer, mixed_tapes, node_kind, record, sum_to_shape
 from .escapes import FUNCTION_HINTS, PLAIN_ARRAY
 from .registry import defnative
 from .where import numpy_entry, user_location
@@ -79,6 +79,7 @@ def getitem(x: Tracer, idx):
     return t
 
 
+@node_kind(output=6)
 def _pb_getitem(node, g, acc):
     _, p, idx, shape, dtype, repeats, _made = node
     buf = acc.buffer(p, shape, dtype)
@@ -263,6 +264,7 @@ def _refuse_repeated(val, idx):
         )
 
 
+@node_kind(output=6)
 def _pb_setitem(node, g, acc):
     _, p_old, p_v, idx, vshape, me, _copied = node
     if p_v is not None:
@@ -356,6 +358,3 @@ def inplace(t: Tracer, op, other):
     t.value, t.idx = value, new.idx
     refresh_views(t)
     return t
-
-
-OUTPUT_AT.update({_pb_getitem: 6, _pb_setitem: 6})

@@ -157,13 +157,13 @@ def declared_rule(func, args: tuple, kwargs: dict):
 
 
 class Served(NamedTuple):
-    """How one call is served. ``kind``: ``hand-written`` / ``imported`` (a declared rule),
+    """How one call is served. ``source``: ``hand-written`` / ``imported`` (a declared rule),
     ``native`` or ``derived``. ``fn`` is called as ``fn(*args, **kwargs)`` when ``spread``, else
     as ``fn(args, kwargs)`` (a derivation); None for a user function's own body and for a ufunc
     (the engine applies its Primitive). ``rule``: the declared rule, if one serves.
     ``fallback``: what would serve the call without the declared rule (None: nothing)."""
 
-    kind: str
+    source: str
     fn: Callable | None
     spread: bool
     rule: object | None

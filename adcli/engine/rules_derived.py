@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedError
-from .core import OUTPUT_AT, Tracer, record
+from .core import Tracer, node_kind, record
 from .derive import derive
 from .mutation import _pb_getitem, viewing
 from .registry import defnative
@@ -25,6 +25,7 @@ def _ndim(x):
 # --- native helpers -------------------------------------------------------------------------
 
 
+@node_kind(output=None)
 def _pb_diagonal(node, g, acc):
     _, p, shape, dtype, offset, axis1, axis2 = node
     buf = acc.buffer(p, shape, dtype)
@@ -45,6 +46,7 @@ def _diagonal(a, offset=0, axis1=0, axis2=1):
     return viewing(a, t, lambda r: _diagonal(r, offset, axis1, axis2))
 
 
+@node_kind(output=6)
 def _pb_repeat(node, g, acc):
     _, p, shape, dtype, source, axis, _ans = node
     buf = acc.buffer(p, shape, dtype)  # any layout: never reshape it (that may copy)
@@ -166,6 +168,3 @@ derive(np.vstack, note="atleast_2d + concatenate")
 derive(np.column_stack, asarray=True, note="reshape + concatenate")
 derive(np.append, note="ravel + concatenate")
 derive(np.sinc, note="where + sin + divide")
-
-
-OUTPUT_AT[_pb_repeat] = 6

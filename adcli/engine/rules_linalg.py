@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedError
-from .core import OUTPUT_AT, Primitive, Tracer, apply, record, unbroadcast
+from .core import Primitive, Tracer, apply, node_kind, record, unbroadcast
 from .registry import defnative
 from .rules_contract import cast_like
 from .rules_reduce import keep
@@ -40,6 +40,7 @@ def _T(x):
     return np.swapaxes(x, -1, -2)
 
 
+@node_kind(output=5)
 def _pb_part(node, g, acc):
     _, p, like, vjp, saved, _ans = node
     acc.add(p, cast_like(vjp(np.asarray(g), *saved), like))
@@ -386,6 +387,3 @@ def _vector_norm_api(x, /, *, axis=None, keepdims=False, ord=2):
 @defnative(np.linalg.matrix_norm)
 def _matrix_norm_api(x, /, *, keepdims=False, ord="fro"):
     return _matrix_norm(x, ord, (-2, -1), bool(keepdims))
-
-
-OUTPUT_AT[_pb_part] = 5

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedError
-from .core import OUTPUT_AT, Primitive, Tracer, apply, mixed_tapes, nondiff, record, sum_to_shape, unbroadcast
+from .core import Primitive, Tracer, apply, mixed_tapes, node_kind, nondiff, record, sum_to_shape, unbroadcast
 from .mutation import setitem, viewing
 from .registry import defnative
 
@@ -180,6 +180,7 @@ def _astype_function(x, dtype, /, *, copy=True, device=None):
 
 
 # --- joining ---
+@node_kind(output=4)
 def _pb_concat(node, g, acc):
     _, parents, bounds, axis, _ans = node
     for (k, p) in parents:
@@ -281,6 +282,7 @@ def _sort_fwd(x, axis, kind):
     return ans, order
 
 
+@node_kind(output=6)
 def _pb_sort(node, g, acc):
     _, p, order, axis, shape, dtype, _ans = node
     c = np.zeros(shape, dtype)
@@ -313,6 +315,7 @@ for _f in _PLAIN:
 
 # --- new arrays from a traced one: constant values, but traced so that later assignment into
 # them is recorded (y = np.empty_like(x); y[i] = ... is the naive_map benchmark) ---
+@node_kind(output=1)
 def _pb_const(node, g, acc):
     pass
 
@@ -348,6 +351,3 @@ def _full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, **k
     t = record(fill_value.tape, (_pb_const, out), out)
     setitem(t, Ellipsis, fill_value)
     return t
-
-
-OUTPUT_AT.update({_pb_concat: 4, _pb_sort: 6, _pb_const: 1})

@@ -6,7 +6,8 @@ differentiated function) is the node ``None``. Any other node is a tuple whose f
 is its pullback, called as ``node[0](node, g, acc)``: it receives the cotangent ``g`` of the
 node's value and adds its parents' shares into the accumulator ``acc`` (``acc.add(parent, c)``,
 or by writing into ``acc.buffer(...)`` for rules that accumulate in place). Keeping the rest of
-the tuple opaque lets every rule store exactly what its pullback needs, and nothing more.
+the tuple opaque lets every rule store exactly what its pullback needs, and nothing more; each
+pullback declares which slot holds the value its node made (``core.node_kind``).
 """
 
 from __future__ import annotations

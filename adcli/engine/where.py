@@ -7,7 +7,7 @@ import linecache
 import os
 import sys
 
-# No NumPy import here: the tape module (which must not import NumPy) uses this too.
+# NumPy's folder is looked up in sys.modules when needed, so this module imports nothing heavy.
 _ADCLI_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

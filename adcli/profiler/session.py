@@ -4,13 +4,13 @@ What it observes, and how:
 
 * user functions: their dispatch points (profiler/instrument.py compiles the script and the
   user's modules so that every function is one), only while a gradient is being recorded;
-* NumPy functions the engine dispatches: the ``numpy_call`` hook (which rule kind served it);
+* NumPy functions the engine dispatches: the ``numpy_call`` hook (which rule source served it);
 * ufuncs and other primitives: not as calls (``sys.setprofile`` does not see ufuncs and there
   are too many); each tape node is attributed to the innermost call open when it was recorded.
 
 Every signature node of the call tree collects calls, forward time (inclusive; self is derived),
 reverse time (timed per tape node in the reverse pass, attributed to its owner), primitive
-counts, and allocations: arrays the forward pass made (``core.OUTPUT_AT``) and arrays the reverse
+counts, and allocations: arrays the forward pass made (``core.output_of``) and arrays the reverse
 pass stored as cotangents or gradient buffers (views and in-place accumulation allocate nothing).
 """
 
@@ -70,7 +70,7 @@ class Observed:
         self.id = id
         self.signature = signature  # None for the program root
         self.kind = kind  # "numpy" or "user"
-        self.served: dict = {}  # rule kind -> calls
+        self.served: dict = {}  # rule source -> calls
         self.location = location
         self.func = None  # the callable, for replays (never serialised)
         self.sample = None  # the first call's arguments, copied (see Session.sample_limit)
@@ -146,7 +146,7 @@ class Session(hooks.Session):
     def recording(self) -> bool:
         return self.tape is not None
 
-    def numpy_call(self, module, qualname, kind, args, kwargs, run, func=None):
+    def numpy_call(self, module, qualname, source, args, kwargs, run, func=None):
         if self.tape is None:
             return run(args, kwargs)
         signature = Signature.of_call(module, qualname, args, kwargs)
@@ -155,7 +155,7 @@ class Session(hooks.Session):
         if sig.func is None:
             sig.func = func if func is not None else _numpy_func(module, qualname)
         node = self._enter(sig, args, kwargs)
-        sig.served[kind] = sig.served.get(kind, 0) + 1
+        sig.served[source] = sig.served.get(source, 0) + 1
         try:
             return run(args, kwargs)
         finally:

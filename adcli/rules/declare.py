@@ -24,7 +24,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..engine.core import OUTPUT_AT, Tracer, kept, make_tracer, mixed_tapes
+from ..engine.core import Tracer, kept, make_tracer, mixed_tapes, node_kind
 from ..engine.descriptors import parse_descriptor
 from ..engine.pytree import flatten
 from ..engine.registry import REGISTRY, add_rule, names_of, remove_rule
@@ -113,6 +113,7 @@ class Rule:
         return type(ans)(*outs) if hasattr(ans, "_fields") else tuple(outs)
 
 
+@node_kind(output=None)
 def _pb_pick(node, g, acc):
     _, me, k, n = node
     slot = acc.grads[me]
@@ -121,6 +122,7 @@ def _pb_pick(node, g, acc):
     slot[k] = g if slot[k] is None else slot[k] + g
 
 
+@node_kind(output=5)
 def _pb_rule(node, g, acc):
     _, rule, parents, pullback, plain, ans = node
     if isinstance(ans, tuple):  # g is the list _pb_pick filled: zeros for unused outputs
@@ -351,6 +353,3 @@ class suspended:
         for r in self.removed:
             add_rule(r)
         self.removed = []
-
-
-OUTPUT_AT[_pb_rule] = 5
