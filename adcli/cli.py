@@ -9,6 +9,7 @@ wrong or still a TODO); 2 bad input (every AdcliError: one line on stderr, or th
 from __future__ import annotations
 
 import sys
+from dataclasses import fields
 
 import click
 
@@ -45,30 +46,18 @@ def _format_option(result_type: type):
                         help="Output format.")
 
 
-_THRESHOLD_HELP = {
-    "import_burden": "Least saving, as a share of the gradient time, worth importing a rule (default {}).",
-    "handwrite_burden": "Least saving, as a share of the gradient time, worth hand-writing a rule (default {}).",
-    "import_tolerance": "Advise against an import costing more than this multiple of a direct rule's estimate "
-                        "(default {}).",
-    "fallback_factor": "A hand-written rule's cost as a multiple of the primal when no import was measured "
-                       "(default {}).",
-    "alloc_tolerance": "Advise against an import whose peak memory exceeds this multiple of a minimal direct "
-                       "rule's (default {}).",
-}
-
-
 def _threshold_options(command):
-    """The same threshold options on every command that advises (suggest, export): one
-    definition, so the two can never disagree."""
-    for name in reversed(list(_THRESHOLD_HELP)):
-        default = getattr(Thresholds(), name)
-        command = click.option(f"--{name.replace('_', '-')}", name, type=float, default=None,
-                               help=_THRESHOLD_HELP[name].format(default))(command)
+    """One option per Thresholds field on every command that advises (suggest, export), built
+    from the fields themselves: the two commands can never disagree, and a new threshold needs
+    no change here."""
+    for f in reversed(fields(Thresholds)):
+        command = click.option(f"--{f.name.replace('_', '-')}", f.name, type=float, default=None,
+                               help=f"{f.metadata['help']} (default {f.default}).")(command)
     return command
 
 
 def _thresholds(kwargs: dict) -> dict:
-    return {name: kwargs.pop(name) for name in _THRESHOLD_HELP}
+    return {f.name: kwargs.pop(f.name) for f in fields(Thresholds)}
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 from ..errors import AdcliError
 
@@ -24,11 +24,16 @@ class Thresholds:
     rule, as a multiple of the primal, when the profile has no measured import to calibrate on.
     """
 
-    import_burden: float = 0.02
-    handwrite_burden: float = 0.10
-    import_tolerance: float = 1.5
-    fallback_factor: float = 3.0
-    alloc_tolerance: float = 2.0
+    import_burden: float = field(default=0.02, metadata={
+        "help": "Least saving, as a share of the gradient time, worth importing a rule"})
+    handwrite_burden: float = field(default=0.10, metadata={
+        "help": "Least saving, as a share of the gradient time, worth hand-writing a rule"})
+    import_tolerance: float = field(default=1.5, metadata={
+        "help": "Advise against an import costing more than this multiple of a direct rule's estimate"})
+    fallback_factor: float = field(default=3.0, metadata={
+        "help": "A hand-written rule's cost as a multiple of the primal when no import was measured"})
+    alloc_tolerance: float = field(default=2.0, metadata={
+        "help": "Advise against an import whose peak memory exceeds this multiple of a minimal direct rule's"})
 
     def __post_init__(self):
         for f in fields(self):
@@ -77,6 +82,8 @@ def from_pyproject(start: str = ".") -> dict:
 
 
 def thresholds(options: dict, start: str = ".") -> Thresholds:
-    """Options given on the command line win over pyproject.toml, which wins over defaults."""
+    """Options given on the command line win over pyproject.toml, which wins over defaults.
+    Every field of Thresholds is a command-line option and a [tool.adcli] key (the CLI builds
+    its options from the fields and their ``help``)."""
     merged = {**from_pyproject(start), **{k: v for k, v in options.items() if v is not None}}
     return Thresholds(**merged)
