@@ -74,12 +74,12 @@ class _Option:
 def _options(c: Cost, factor: float, basis: str, th: Thresholds, total: float) -> tuple[list, list]:
     """The actions open to one derived signature, and reasons for those closed."""
     opts, notes = [], []
-    D, P = c.derived_per_call, c.primal_per_call
+    D, P = c.derived_s, c.primal_s
     # a hand-written rule: the measured floor of serving any rule for this call (the primal, one
     # gradient array per argument, the engine's per-call cost) plus the rest of its work, scaled
     # from the primal; without a measured floor, factor * P
-    if P and c.floor_s:
-        hand = c.floor_s + max(factor - 1.0, 0.0) * P
+    if P and c.direct_floor_s:
+        hand = c.direct_floor_s + max(factor - 1.0, 0.0) * P
     else:
         hand = factor * P if P else None
     best = c.best_import()
@@ -119,7 +119,7 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None, sort: str = "
     th = th or Thresholds()
     costs, total = aggregate(profiles)
     factor, basis = calibrate(costs, th.fallback_factor)
-    derived = {s: c for s, c in costs.items() if c.served_by == "derived" and c.derived_per_call is not None}
+    derived = {s: c for s, c in costs.items() if c.served_by == "derived" and c.derived_s is not None}
     options = {s: _options(c, factor, basis, th, total) for s, c in derived.items()}
     tree = merged_tree(profiles)
 
@@ -131,7 +131,7 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None, sort: str = "
         if name in options:
             c = derived[name]
             for opt in options[name][0]:
-                gain = node["calls"] * (c.derived_per_call - opt.cost)
+                gain = node["calls"] * (c.derived_s - opt.cost)
                 net = gain - opt.burden
                 if net >= 0 and net >= below and (node["_pick"] is None or net > node["_pick"][2]):
                     node["_pick"] = (opt, gain, net)
@@ -171,11 +171,11 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None, sort: str = "
             if name in covered:
                 reasons.insert(0, f"a rule suggested for its caller {covered[name]} covers it")
             elif opts:
-                bestopt = max(opts, key=lambda o: c.calls * (c.derived_per_call - o.cost))
-                saving = c.calls * (c.derived_per_call - bestopt.cost)
+                bestopt = max(opts, key=lambda o: c.calls * (c.derived_s - o.cost))
+                saving = c.calls * (c.derived_s - bestopt.cost)
                 if saving <= 0:
                     considered = "; ".join(f"{o.action} {duration(o.cost)}{'' if o.measured else ' (estimated)'}" for o in opts)
-                    reasons.insert(0, f"no rule would be faster than the derived {duration(c.derived_per_call)} per call "
+                    reasons.insert(0, f"no rule would be faster than the derived {duration(c.derived_s)} per call "
                                       f"(considered: {considered})")
                 elif saving >= bestopt.burden:
                     reasons.insert(0, f"a {bestopt.action} rule would save {duration(saving)} per run ({saving / total:.0%}), "
@@ -198,7 +198,7 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None, sort: str = "
 def _suggestion(c: Cost, action: str, opt, gain: float, total: float, reasons: list) -> Suggestion:
     return Suggestion(
         rank=0, signature=c.signature, action=action, calls=c.calls,
-        derived_s=c.derived_per_call, primal_s=c.primal_per_call,
+        derived_s=c.derived_s, primal_s=c.primal_s,
         rule_s=None if opt is None else opt.cost, rule_measured=bool(opt and opt.measured),
         saving_s=gain, share=gain / total if total else 0.0,
         allocs_derived_bytes=int(c.alloc_per_call),

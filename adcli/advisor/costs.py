@@ -10,21 +10,22 @@ from ..profiler.model import ImportOutcome, ImportTrial, Profile
 
 @dataclass
 class Cost:
-    """What the profiles say about one signature. Times are seconds; ``*_per_call`` are
-    replay medians when ``measured`` else the profiled run's own (inflated) timing."""
+    """What the profiles say about one signature. Times are seconds; ``derived_s`` and
+    ``primal_s`` are per call, as in a Replay: replay medians when ``measured``, else the
+    profiled run's own (inflated) timing."""
 
     signature: Signature
     kind: str
     served_by: str
     calls: int = 0
     gradient_s: float = 0.0  # inclusive forward + reverse time in the runs, summed
-    derived_per_call: float | None = None
-    primal_per_call: float | None = None
+    derived_s: float | None = None  # per call
+    primal_s: float | None = None  # per call
     measured: bool = False
     alloc_bytes: int = 0  # inclusive, forward + reverse, summed over calls
     imports: list[ImportTrial] = field(default_factory=list)  # library rules tried in replays
     direct_bytes: int | None = None  # what a direct rule must allocate (output + gradients), per call
-    floor_s: float | None = None  # a minimal direct rule's time per call: the engine's floor
+    direct_floor_s: float | None = None  # a minimal direct rule's time per call: the engine's floor
     derived_peak_bytes: int | None = None
     _weight: float = 0.0
 
@@ -62,7 +63,7 @@ def aggregate(profiles: list[Profile]) -> tuple[dict, float]:
             if r is not None and r.measured:
                 # calls-weighted mean of the replayed per-call costs across profiles
                 w = max(s.calls, 1)
-                for attr, value in (("derived_per_call", r.derived_s), ("primal_per_call", r.primal_s)):
+                for attr, value in (("derived_s", r.derived_s), ("primal_s", r.primal_s)):
                     old = getattr(c, attr) if c.measured else 0.0
                     setattr(c, attr, (old * c._weight + value * w) / (c._weight + w))
                 c._weight += w
@@ -71,12 +72,12 @@ def aggregate(profiles: list[Profile]) -> tuple[dict, float]:
                 if r.direct_bytes is not None:
                     c.direct_bytes = max(c.direct_bytes or 0, r.direct_bytes)
                 if r.direct_floor_s is not None:
-                    c.floor_s = max(c.floor_s or 0.0, r.direct_floor_s)
+                    c.direct_floor_s = max(c.direct_floor_s or 0.0, r.direct_floor_s)
                 if r.derived_peak_bytes is not None:
                     c.derived_peak_bytes = max(c.derived_peak_bytes or 0, r.derived_peak_bytes)
     for c in costs.values():
         if not c.measured and c.calls:
-            c.derived_per_call = c.gradient_s / c.calls
+            c.derived_s = c.gradient_s / c.calls
     return costs, total
 
 
@@ -108,9 +109,9 @@ def calibrate(costs: dict, fallback: float) -> tuple[float, str]:
         best = c.best_import()
         # calls under 20 µs are dominated by the engine's fixed per-call cost, which says
         # nothing about how a rule's work scales with its primal: left out of the calibration
-        if best is not None and c.primal_per_call and c.primal_per_call >= 20e-6:
+        if best is not None and c.primal_s and c.primal_s >= 20e-6:
             rule_s += best.rule_s
-            primal_s += c.primal_per_call
+            primal_s += c.primal_s
             n += 1
     if n and primal_s > 0:
         factor = max(rule_s / primal_s, 1.0)

@@ -30,17 +30,39 @@ FAST_UFUNCS: dict = {}
 
 
 class Entry:
-    """Everything registered for one callable (a NumPy callable, or ``(module, qualname)``)."""
+    """Everything registered for one callable (a NumPy callable, or ``(module, qualname)``).
 
-    __slots__ = ("func", "module", "qualname", "native", "by_signature", "derivation")
+    ``unruled`` is how a call is served when no declared rule matches it (a Served, or None),
+    kept in step with ``native`` and ``derivation`` so that dispatch builds nothing per call."""
+
+    __slots__ = ("func", "module", "qualname", "_native", "by_signature", "_derivation", "unruled")
 
     def __init__(self, func, module: str, qualname: str) -> None:
         self.func = func
         self.module = module
         self.qualname = qualname
-        self.native: Callable | None = None
+        self._native: Callable | None = None
+        self._derivation = None
         self.by_signature: dict = {}
-        self.derivation = None
+        self.unruled = _unruled(self)
+
+    @property
+    def native(self):
+        return self._native
+
+    @native.setter
+    def native(self, impl) -> None:
+        self._native = impl
+        self.unruled = _unruled(self)
+
+    @property
+    def derivation(self):
+        return self._derivation
+
+    @derivation.setter
+    def derivation(self, d) -> None:
+        self._derivation = d
+        self.unruled = _unruled(self)
 
     @property
     def name(self) -> str:
@@ -105,6 +127,8 @@ def defufunc_rule(ufunc, prim) -> None:
     """The native rule (a Primitive) of a ufunc."""
     UFUNCS[ufunc] = prim
     e = REGISTRY.get(ufunc)
+    if e is not None:
+        e.unruled = _unruled(e)
     if e is None or not e.by_signature:
         FAST_UFUNCS[ufunc] = prim
 
@@ -193,16 +217,27 @@ def serving(func, args: tuple, kwargs: dict) -> Served | None:
         e = REGISTRY.get(func)
     except TypeError:
         return None
-    if e is not None and e.by_signature:
+    if e is None:
+        return _UFUNC_SERVED if _is_ufunc_rule(func) else _USER_SERVED if isinstance(func, tuple) else None
+    if e.by_signature:
         rule = e.by_signature.get(signature_key(args, kwargs))
         if rule is not None:
             return Served(rule.source, rule, True, rule, without_declared(func))
-    if e is not None and e.native is not None:
+    return e.unruled
+
+
+def _unruled(e: Entry) -> Served | None:
+    """How ``e``'s callable is served when no declared rule matches the call."""
+    if e.native is not None:
         return Served("native", e.native, True, None, "derived" if e.derivation is not None else None)
-    if _is_ufunc_rule(func):
-        return Served("native", None, True, None, None)
-    if e is not None and e.derivation is not None:
+    if _is_ufunc_rule(e.func):
+        return _UFUNC_SERVED
+    if e.derivation is not None:
         return Served("derived", e.derivation, False, None, None)
-    if isinstance(func, tuple):
-        return Served("derived", None, True, None, None)
+    if isinstance(e.func, tuple):
+        return _USER_SERVED
     return None
+
+
+_UFUNC_SERVED = Served("native", None, True, None, None)  # the engine applies the ufunc's Primitive
+_USER_SERVED = Served("derived", None, True, None, None)  # a user function's own body, traced

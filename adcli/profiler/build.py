@@ -13,7 +13,7 @@ def build(session: Session, meta: dict) -> tuple[Profile, dict]:
     stats: dict = {}  # signature id -> SignatureStats
     # Post-order without recursion: a deep call tree must not exhaust Python's stack.
     # Each frame: (session node, its CallTree, the ids of the signatures open above it).
-    out_root = CallTree(0)
+    out_root = CallTree(sig=0)
     order: list = []
     stack = [(session.root, out_root, frozenset())]
     while stack:
@@ -21,7 +21,7 @@ def build(session: Session, meta: dict) -> tuple[Profile, dict]:
         order.append((node, tree, above))
         inner = above | {node.sig.id}
         for child in node.children.values():
-            t = CallTree(child.sig.id)
+            t = CallTree(sig=child.sig.id)
             tree.children.append(t)
             stack.append((child, t, inner))
     for node, tree, above in reversed(order):  # children before parents
@@ -41,8 +41,8 @@ def build(session: Session, meta: dict) -> tuple[Profile, dict]:
         s = stats.get(node.sig.id)
         if s is None:
             obs = node.sig
-            s = stats[obs.id] = SignatureStats(obs.id, obs.signature, obs.kind, "derived", 0, 0.0, 0.0,
-                                               location=obs.location)
+            s = stats[obs.id] = SignatureStats(id=obs.id, signature=obs.signature, kind=obs.kind,
+                                               served_by="derived", location=obs.location)
         s.calls += node.calls
         s.self_forward_s += tree.self_forward_s
         s.self_reverse_s += node.rev

@@ -120,55 +120,11 @@ class Sample:
         return {"args": self.args, "kwargs": self.kwargs}
 
 
-@dataclass
-class SignatureStats:
-    """What the run measured for one signature (inclusive values cover its callees)."""
+@dataclass(kw_only=True)
+class Measured:
+    """What the run measured at one place (a signature, or a node of the call tree): inclusive
+    values cover the callees, ``self_*`` values do not."""
 
-    id: int
-    signature: Signature
-    kind: str  # "numpy" or "user"
-    served_by: str  # the rule kind that served most calls (SOURCES)
-    calls: int
-    forward_s: float
-    reverse_s: float
-    self_forward_s: float = 0.0
-    self_reverse_s: float = 0.0
-    primitives: int = 0
-    self_primitives: int = 0
-    allocs: Allocs = field(default_factory=Allocs)
-    self_allocs: Allocs = field(default_factory=Allocs)
-    served_counts: dict = field(default_factory=dict)
-    location: str = ""
-    replay: Replay | None = None
-    sample: Sample | None = None
-
-    @property
-    def function(self) -> str:
-        return self.signature.function
-
-    @property
-    def gradient_s(self) -> float:
-        """Inclusive forward + reverse seconds."""
-        return self.forward_s + self.reverse_s
-
-    def to_json(self) -> dict:
-        return {
-            "id": self.id, "signature": str(self.signature), "function": self.function, "kind": self.kind,
-            "served_by": self.served_by, "served_counts": dict(self.served_counts), "location": self.location,
-            "calls": self.calls, "forward_s": self.forward_s, "self_forward_s": self.self_forward_s,
-            "reverse_s": self.reverse_s, "self_reverse_s": self.self_reverse_s, "primitives": self.primitives,
-            "self_primitives": self.self_primitives, "allocs": self.allocs.to_json(),
-            "self_allocs": self.self_allocs.to_json(),
-            "replay": None if self.replay is None else self.replay.to_json(),
-            "sample": None if self.sample is None else self.sample.to_json(),
-        }
-
-
-@dataclass
-class CallTree:
-    """One signature at one place in the call tree (``sig`` 0 is the program root)."""
-
-    sig: int
     calls: int = 0
     forward_s: float = 0.0
     self_forward_s: float = 0.0
@@ -178,6 +134,51 @@ class CallTree:
     self_primitives: int = 0
     allocs: Allocs = field(default_factory=Allocs)
     self_allocs: Allocs = field(default_factory=Allocs)
+
+    @property
+    def gradient_s(self) -> float:
+        """Inclusive forward + reverse seconds."""
+        return self.forward_s + self.reverse_s
+
+    def _measured_json(self) -> dict:
+        return {"calls": self.calls, "forward_s": self.forward_s, "self_forward_s": self.self_forward_s,
+                "reverse_s": self.reverse_s, "self_reverse_s": self.self_reverse_s, "primitives": self.primitives,
+                "self_primitives": self.self_primitives, "allocs": self.allocs.to_json(),
+                "self_allocs": self.self_allocs.to_json()}
+
+
+@dataclass(kw_only=True)
+class SignatureStats(Measured):
+    """What the run measured for one signature, summed over its places in the call tree."""
+
+    id: int
+    signature: Signature
+    kind: str  # "numpy" or "user"
+    served_by: str  # the rule source that served most calls (SOURCES)
+    served_counts: dict = field(default_factory=dict)
+    location: str = ""
+    replay: Replay | None = None
+    sample: Sample | None = None
+
+    @property
+    def function(self) -> str:
+        return self.signature.function
+
+    def to_json(self) -> dict:
+        return {
+            "id": self.id, "signature": str(self.signature), "function": self.function, "kind": self.kind,
+            "served_by": self.served_by, "served_counts": dict(self.served_counts), "location": self.location,
+            **self._measured_json(),
+            "replay": None if self.replay is None else self.replay.to_json(),
+            "sample": None if self.sample is None else self.sample.to_json(),
+        }
+
+
+@dataclass(kw_only=True)
+class CallTree(Measured):
+    """One signature at one place in the call tree (``sig`` 0 is the program root)."""
+
+    sig: int
     children: list = field(default_factory=list)
 
     def to_json(self) -> dict:
@@ -193,11 +194,7 @@ class CallTree:
         return out
 
     def _own(self) -> dict:
-        return {"sig": self.sig, "calls": self.calls, "forward_s": self.forward_s,
-                "self_forward_s": self.self_forward_s, "reverse_s": self.reverse_s,
-                "self_reverse_s": self.self_reverse_s, "primitives": self.primitives,
-                "self_primitives": self.self_primitives, "allocs": self.allocs.to_json(),
-                "self_allocs": self.self_allocs.to_json(), "children": []}
+        return {"sig": self.sig, **self._measured_json(), "children": []}
 
 
 @dataclass
@@ -322,16 +319,19 @@ class _Reader:
         if not all(k in SOURCES and _is_int(v) for k, v in counts.items()):
             self.fail(f"field '{where}served_counts'", "must map rule kinds to counts")
         return SignatureStats(
-            id=sid, signature=sig, kind=kind, served_by=served, calls=self.get(s, "calls", int, where),
-            forward_s=self.get(s, "forward_s", float, where), reverse_s=self.get(s, "reverse_s", float, where),
-            self_forward_s=self.get(s, "self_forward_s", float, where),
-            self_reverse_s=self.get(s, "self_reverse_s", float, where),
-            primitives=self.get(s, "primitives", int, where),
-            self_primitives=self.get(s, "self_primitives", int, where, 0),
-            allocs=self.allocs(s.get("allocs"), f"{where}allocs"),
-            self_allocs=self.allocs(s.get("self_allocs", {"forward": [0, 0], "reverse": [0, 0]}), f"{where}self_allocs"),
-            served_counts=dict(counts), location=self.get(s, "location", str, where, ""),
-            replay=self.replay(s.get("replay"), f"{where}replay"), sample=self.sample(s.get("sample"), f"{where}sample"))
+            id=sid, signature=sig, kind=kind, served_by=served, served_counts=dict(counts),
+            location=self.get(s, "location", str, where, ""), replay=self.replay(s.get("replay"), f"{where}replay"),
+            sample=self.sample(s.get("sample"), f"{where}sample"), **self.measured(s, where, required=True))
+
+    def measured(self, m: dict, where: str, required: bool) -> dict:
+        """The Measured fields of a signature (times, calls and counts required) or a tree node."""
+        d = ... if required else 0
+        out = {k: self.get(m, k, float, where, d) for k in ("forward_s", "reverse_s", "self_forward_s", "self_reverse_s")}
+        out.update({k: self.get(m, k, int, where, d) for k in ("calls", "primitives")})
+        out["self_primitives"] = self.get(m, "self_primitives", int, where, 0)
+        out["allocs"] = self.allocs(m.get("allocs", None if required else _NO_ALLOCS), f"{where}allocs")
+        out["self_allocs"] = self.allocs(m.get("self_allocs", _NO_ALLOCS), f"{where}self_allocs")
+        return out
 
     def allocs(self, a, where: str) -> Allocs:
         if not (isinstance(a, dict) and all(_pair(a.get(k)) for k in ("forward", "reverse"))):
@@ -393,17 +393,7 @@ class _Reader:
             node, parent = stack.pop()
             if not isinstance(node, dict) or node.get("sig") not in ids or not isinstance(node.get("children"), list):
                 self.fail("the call tree", "is malformed")
-            w = "tree node."
-            t = CallTree(
-                sig=node["sig"], calls=self.get(node, "calls", int, w, 0),
-                forward_s=self.get(node, "forward_s", float, w, 0.0),
-                self_forward_s=self.get(node, "self_forward_s", float, w, 0.0),
-                reverse_s=self.get(node, "reverse_s", float, w, 0.0),
-                self_reverse_s=self.get(node, "self_reverse_s", float, w, 0.0),
-                primitives=self.get(node, "primitives", int, w, 0),
-                self_primitives=self.get(node, "self_primitives", int, w, 0),
-                allocs=self.allocs(node.get("allocs", _NO_ALLOCS), "tree node.allocs"),
-                self_allocs=self.allocs(node.get("self_allocs", _NO_ALLOCS), "tree node.self_allocs"))
+            t = CallTree(sig=node["sig"], **self.measured(node, "tree node.", required=False))
             if parent is None:
                 out = t
             else:

@@ -29,7 +29,7 @@ from ..engine import hooks
 from ..engine.core import output_of
 from ..engine.grad import stop_gradient
 from ..engine.pytree import flatten
-from ..engine.signature import Signature
+from ..engine.signature import Signature, signature_key
 from .paths import default_excluded
 
 ndarray = np.ndarray
@@ -149,10 +149,13 @@ class Session(hooks.Session):
     def numpy_call(self, module, qualname, source, args, kwargs, run, func=None):
         if self.tape is None:
             return run(args, kwargs)
-        signature = Signature.of_call(module, qualname, args, kwargs)
         where = "user" if func is not None else "numpy"
-        sig = self._signature((where, signature), signature, where, _location(func) if func is not None else None)
-        if sig.func is None:
+        # keyed by plain strings (cheap to hash); the Signature is built once per new key
+        key = (where, module, qualname, signature_key(args, kwargs))
+        sig = self.signatures.get(key)
+        if sig is None:
+            sig = self._signature(key, Signature.from_key(module, qualname, key[3]), where,
+                                  _location(func) if func is not None else None)
             sig.func = func if func is not None else _numpy_func(module, qualname)
         node = self._enter(sig, args, kwargs)
         sig.served[source] = sig.served.get(source, 0) + 1
@@ -206,10 +209,8 @@ class Session(hooks.Session):
 
     # --- the call tree ---
     def _signature(self, key, signature, kind, location) -> Observed:
-        sig = self.signatures.get(key)
-        if sig is None:
-            sig = self.signatures[key] = Observed(len(self.by_id), signature, kind, location or "")
-            self.by_id[sig.id] = sig
+        sig = self.signatures[key] = Observed(len(self.by_id), signature, kind, location or "")
+        self.by_id[sig.id] = sig
         return sig
 
     def _enter(self, sig: Observed, args, kwargs) -> CallNode:
