@@ -23,6 +23,7 @@ from .render import formats, render
 from .render.check import summary_line
 from .render.profile import render_speedscope
 from .render.progress import progress_callback
+from .render.text import safe
 from .rules.listing import SOURCES
 
 
@@ -31,12 +32,12 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except NoGradientError as exc:  # a finding about the program, not a usage error: status 1
-            click.echo(f"adcli: {exc}", err=True)
+            click.echo(f"adcli: {safe(exc)}", err=True)
             ctx.exit(1)
         except AdcliError as exc:
             if ctx.params.get("debug"):
                 raise
-            click.echo(f"adcli: error: {exc}", err=True)
+            click.echo(f"adcli: error: {safe(exc)}", err=True)
             ctx.exit(2)
 
 
@@ -184,14 +185,17 @@ def export(profile, output, top, only, force, **options) -> None:
 @cli.command()
 @click.argument("rules_file", type=click.Path(dir_okay=False))
 @click.option("--profile", "profile_path", default=None, type=click.Path(dir_okay=False),
-              help="Check on this profile's sample inputs (and load its script's functions).")
+              help="Check on this profile's sample inputs.")
+@click.option("--script", default=None, type=click.Path(dir_okay=False),
+              help="The script whose functions rules for \"__main__:name\" serve: its definitions are loaded "
+                   "(its `if __name__ == \"__main__\":` block is not run). Never taken from the profile.")
 @_format_option(app.CheckReport)
-def check(rules_file, profile_path, fmt) -> None:
+def check(rules_file, profile_path, script, fmt) -> None:
     """Check every rule RULES_FILE declares: gradient, agreement, speed and allocations.
 
     Exit status 1 when a rule is wrong, crashes or is still a TODO; 0 otherwise.
     """
-    report = app.check(rules_file, profile_path)
+    report = app.check(rules_file, profile_path, script)
     click.echo(render(report, fmt))
     if report.results:
         click.echo(summary_line(report), err=True)

@@ -3,6 +3,8 @@ every renderer."""
 
 from __future__ import annotations
 
+import re
+
 DASH = "—"  # a value that is unknown or does not apply
 
 
@@ -41,3 +43,14 @@ def percent(share: float | None) -> str:
 def ratio(x: float | None) -> str:
     """An overhead factor: "8.0×"."""
     return DASH if x is None else f"{x:.1f}×"
+
+
+# C0 and C1 controls, DEL, lone surrogates, and the Unicode bidirectional overrides and isolates
+# (which make a terminal show text in another order than it is): escaped, never emitted.
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+
+def safe(text) -> str:
+    """``text`` (from a profile, a program, an error) with every control character written as
+    a Python escape (``\\x1b``): one line, nothing a terminal would act on."""
+    return _UNSAFE.sub(lambda m: m.group(0).encode("unicode_escape", "backslashreplace").decode("ascii"), str(text))

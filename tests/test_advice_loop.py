@@ -49,7 +49,7 @@ def test_suggest_export_check_compare(loop_profile, tmp_path):
     text = open(rules).read()
     assert "@adcli.rules.rule('__main__:f', 'f64[1d]')" in text and "NotImplementedError" in text
 
-    res = invoke("check", rules, "--profile", loop_profile)
+    res = invoke("check", rules, "--profile", loop_profile, "--script", SUM_LOOP)
     assert res.exit_code == 1 and "TODO" in res.output  # the pullback is still a TODO
     unregister("__main__:f")
 
@@ -57,7 +57,7 @@ def test_suggest_export_check_compare(loop_profile, tmp_path):
     with open(rules, "w") as f:
         f.write(text.replace("raise NotImplementedError('TODO: write the pullback of __main__.f(f64[1d])')",
                              "return (np.full_like(a0, g),)"))
-    res = invoke("check", rules, "--profile", loop_profile)
+    res = invoke("check", rules, "--profile", loop_profile, "--script", SUM_LOOP)
     assert res.exit_code == 0, res.output
     assert "agrees with derived rule" in res.output
     unregister("__main__:f")

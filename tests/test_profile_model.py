@@ -279,7 +279,7 @@ def test_the_format_page_documents_exactly_the_fields_written():
         "`signatures[]`": set(sig),
         "`replay`": set(sig["replay"]),
         "Each `imports[]` entry:": set(sig["replay"]["imports"][0]),
-        "`tree`": set(doc["tree"]),
+        "`tree`": set(doc["tree"][0]),
     }
     for heading, fields in written.items():
         assert tables.get(heading) == fields, heading

@@ -29,6 +29,14 @@ def run(tmp_path, name, *argv, **options):
     return data.to_json(), result, out
 
 
+def nested(flat):
+    """The flat call tree of a profile document as nested nodes with ``children``."""
+    nodes = [{**n, "children": []} for n in flat]
+    for n in nodes[1:]:
+        nodes[n["parent"]]["children"].append(n)
+    return nodes[0]
+
+
 def load(path):
     return store.load(path).to_json()
 
@@ -43,7 +51,7 @@ def test_call_counts_are_exact(tmp_path):
     assert outer["signature"] == "__main__.outer(f64[2d])"
     assert kron["signature"] == "numpy.kron(f64[2d], f64[2d])" and kron["served_by"] == "derived"
     # the tree: program -> outer -> inner -> kron
-    [o] = data["tree"]["children"]
+    [o] = nested(data["tree"])["children"]
     [i] = o["children"]
     assert o["sig"] == outer["id"] and i["sig"] == inner["id"] and i["calls"] == 6
     assert kron["id"] in {c["sig"] for c in i["children"]}
@@ -55,7 +63,7 @@ def test_self_times_add_up_to_the_total(tmp_path):
     def self_sum(node, key):
         return node[f"self_{key}"] + sum(self_sum(c, key) for c in node["children"])
 
-    root = data["tree"]
+    root = nested(data["tree"])
     for key in ("forward_s", "reverse_s"):
         total = sum(c[key] for c in root["children"])
         assert self_sum(root, key) - root[f"self_{key}"] == pytest.approx(total, rel=0.10)

@@ -56,17 +56,42 @@ def _rules_snapshot() -> set:
 
 
 def load_script_definitions(script: str) -> None:
-    """Define the profiled script's functions as ``__main__`` without running its main block
-    (top-level ``if __name__ == "__main__":`` statements are left out), so that rules declared
-    for ``"__main__:name"`` find their functions."""
-    with open(script, "rb") as f:
-        tree = ast.parse(f.read(), filename=script)
+    """Define a script's functions as ``__main__`` without running its main block (top-level
+    ``if __name__ == "__main__":`` statements are left out), so that rules declared for
+    ``"__main__:name"`` find their functions. Only for a script the user names (``--script``):
+    nothing a profile says is ever run. Its top level does run: a failure there is one line."""
+    if not os.path.isfile(script):
+        raise RulesFileError(f"no script at {script}")
+    try:
+        with open(script, "rb") as f:
+            tree = ast.parse(f.read(), filename=script)
+    except (SyntaxError, ValueError) as exc:  # ValueError: NUL bytes
+        where = f"{script}:{exc.lineno}" if getattr(exc, "lineno", None) else script
+        raise RulesFileError(f"{where}: the script cannot be compiled: {getattr(exc, 'msg', exc)}") from None
+    except OSError as exc:
+        raise RulesFileError(f"cannot read {script}: {exc.strerror or exc}") from None
     tree.body = [s for s in tree.body if not _is_main_guard(s)]
     module = type(sys)("__main__")
     module.__file__ = os.path.abspath(script)
     code = instrument(ast.unparse(tree), script)
+    saved = sys.modules.get("__main__")
     sys.modules["__main__"] = module
-    exec(code, module.__dict__)
+    try:
+        exec(code, module.__dict__)
+    except SystemExit as exc:
+        sys.modules["__main__"] = saved
+        raise RulesFileError(f"{script} called sys.exit({exc.code!r}) while its functions were being defined: "
+                             "move that code under `if __name__ == \"__main__\":`") from None
+    except Exception as exc:  # noqa: BLE001 - the script's own error, reported in one line
+        sys.modules["__main__"] = saved
+        line = _line_in(exc, os.path.abspath(script))
+        raise RulesFileError(f"{line or script}: the script's top level raised {type(exc).__name__}: {exc}") from None
+
+
+def _line_in(exc: BaseException, path: str) -> str | None:
+    """``file:line`` of the innermost frame of ``exc``'s traceback in ``path``."""
+    frames = [fr for fr in traceback.extract_tb(exc.__traceback__) if os.path.abspath(fr.filename) == path]
+    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else None
 
 
 def _is_main_guard(stmt) -> bool:
@@ -101,16 +126,17 @@ def _callable_for(rule: Rule):
     return rule.target
 
 
-def check(path: str, profile: str | None = None, timing: bool = True) -> CheckReport:
+def check(path: str, profile: str | None = None, script: str | None = None, timing: bool = True) -> CheckReport:
     """Check each rule ``path`` declares: on the profile's sample inputs for the rule's signature
     when ``profile`` is given and has them, else by running the module's own ``test_*``
-    functions. One result per rule: ok / wrong / todo / error, and the report."""
+    functions. ``script``: the program whose functions rules for ``"__main__:name"`` serve (its
+    definitions are loaded; a profile's ``command`` is never run). One result per rule: ok /
+    wrong / todo / error, and the report."""
     samples_by_sig: dict = {}
+    if script is not None:
+        load_script_definitions(script)
     if profile is not None:
         data = load(profile)
-        script = (data.command or [None])[0]
-        if script and not script.startswith("-m ") and os.path.isfile(script):
-            load_script_definitions(script)
         arrays = load_samples(profile)
         for s in data.signatures:
             args = [decode(a, arrays, _MISSING) for a in (s.sample.args if s.sample else [])]
@@ -123,8 +149,8 @@ def check(path: str, profile: str | None = None, timing: bool = True) -> CheckRe
             try:
                 original(name)
             except AdcliError:
-                hint = (" (a function of the profiled script: pass --profile PROFILE so its script is loaded)"
-                        if rule.target[0] == "__main__" else "")
+                hint = (" (a function of the profiled script: pass --script SCRIPT to load its functions)"
+                        if rule.target[0] == "__main__" and script is None else "")
                 raise RulesFileError(f"{path}: the target {name} of a rule cannot be found{hint}") from None
     tests = {name: getattr(module, name) for name in dir(module) if name.startswith("test_")}
     return CheckReport(path, [_check_one(rule, samples_by_sig.get(rule.signature), tests, timing) for rule in declared])

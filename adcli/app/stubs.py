@@ -15,13 +15,15 @@ import numpy as np
 from ..advisor import HAND_WRITE, IMPORT
 from ..engine.descriptors import array_type
 from ..engine.signature import Signature
+from ..units import safe
 
 _HEADER = '''"""Rules exported by adcli {version} from the profile named in PROFILE below.
 
 Imports are finished code, restricted to the concrete types the profile saw; each is verified
 against finite differences and adcli's derived rule when this module loads. Hand-written rules
 are skeletons: the forward pass is filled in, the pullback is a TODO that raises until you
-write it. Each rule has a test below; run them with `adcli check THIS_FILE --profile PROFILE`.
+write it. Each rule has a test below; run them with `adcli check THIS_FILE --profile PROFILE`
+(and `--script SCRIPT` for rules on the profiled script's functions).
 
 Use: `adcli profile --rules THIS_FILE SCRIPT`, or import this module before the code it
 serves. Rules for functions of the profiled script are declared by name ("__main__:name"):
@@ -31,10 +33,6 @@ serves. Rules for functions of the profiled script are declared by name ("__main
 {imports}
 PROFILE = {source!r}
 '''
-
-
-# Characters that could end a comment line (or confuse a terminal): never copied into the module.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def _ident(text: str, taken: set) -> str:
@@ -102,13 +100,16 @@ def rules_module(suggestions, samples: dict, source: str, version: str) -> str:
         is_user = not sig.is_numpy
         target = repr(sig.target) if is_user else numpy_expr
         if target is None:
-            out.append(f"\n# {s.rank}. {s.action} {str(sig)!r}: not exported (the callable cannot be named here)\n")
+            out.append(f"\n# {s.rank}. {s.action} {safe(sig)}: not exported (the callable cannot be named here)\n")
             continue
         ident = _ident(sig.qualname.rsplit(".", 1)[-1], taken)
-        why = textwrap.wrap(_CONTROL.sub(" ", "; ".join(s.reasons[:2])), 84)
-        out.append(f"\n\n# {s.rank}. {s.action}: {sig}\n" + "".join(f"# {line}\n" for line in why))
-        params = [f"a{i}" for i in range(len(positional))] + [k for k, _ in keywords if k.isidentifier()]
-        call_args = ", ".join([f"a{i}" for i in range(len(positional))] + [f"{k}={k}" for k, _ in keywords])
+        # comments carry profile text only escaped (safe: no character can end the comment line)
+        why = textwrap.wrap(safe("; ".join(s.reasons[:2])), 84)
+        out.append(f"\n\n# {s.rank}. {s.action}: {safe(sig)}\n" + "".join(f"# {line}\n" for line in why))
+        # keyword arguments travel as **kw: their names (which may be a0, or a Python keyword)
+        # never become identifiers in the generated code
+        params = [f"a{i}" for i in range(len(positional))] + (["**kw"] if keywords else [])
+        call_args = ", ".join(params)
         if s.action == IMPORT:
             out.append(f"adcli.rules.import_rule({numpy_expr}, {types})\n")
         else:

@@ -22,6 +22,7 @@ Text read back (from a profile, which is untrusted data) goes through the strict
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 from types import BuiltinFunctionType, FunctionType, MethodType
@@ -281,13 +282,29 @@ class Parser:
 
     def key(self) -> str:
         self.skip()
-        m = _LITERAL_KEY.match(self.text, self.i) or re.compile(r"<[A-Za-z0-9_.?<>]+?>(?=\s*:)").match(self.text, self.i)
+        m = _LITERAL_KEY.match(self.text, self.i)
+        if m is not None and not _is_repr(m.group(0)):
+            self.fail("a dict key must be written as repr() writes it")
         if m is None:
-            m = IDENT.match(self.text, self.i)
+            m = _TYPE_KEY.match(self.text, self.i) or IDENT.match(self.text, self.i)
         if m is None:
             self.fail("expected a dict key")
         self.i = m.end()
         return m.group(0)
+
+
+_TYPE_KEY = re.compile(r"<[A-Za-z0-9_.?<>]+?>(?=\s*:)")
+
+
+def _is_repr(token: str) -> bool:
+    """``token`` is exactly what ``repr`` writes for the literal it stands for (so it holds no
+    raw control character, surrogate or alternative spelling)."""
+    if token in ("inf", "-inf", "nan"):
+        return True
+    try:
+        return repr(ast.literal_eval(token)) == token
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return False
 
 
 def parse_type(text: str) -> str:

@@ -181,20 +181,18 @@ class CallTree(Measured):
     sig: int
     children: list = field(default_factory=list)
 
-    def to_json(self) -> dict:
-        """Iterative: a deep tree must not exhaust Python's stack."""
-        out = self._own()
-        stack = [(self, out)]
+    def to_json(self) -> list:
+        """The tree flat, in pre-order: each node names its ``parent`` by position (the root,
+        first, has none), so the document's size grows with the number of nodes, not with the
+        square of the depth, and no reader needs to recurse."""
+        out: list = []
+        stack = [(self, None)]
         while stack:
-            node, into = stack.pop()
-            for child in node.children:
-                c = child._own()
-                into["children"].append(c)
-                stack.append((child, c))
+            node, parent = stack.pop()
+            out.append({"parent": parent, "sig": node.sig, **node._measured_json()})
+            me = len(out) - 1
+            stack.extend((c, me) for c in reversed(node.children))
         return out
-
-    def _own(self) -> dict:
-        return {"sig": self.sig, **self._measured_json(), "children": []}
 
 
 @dataclass
@@ -295,7 +293,8 @@ class _Reader:
         meta = {k: self.get(data, k, str, "", "") for k in ("created", "adcli_version", "python", "numpy",
                                                                      "platform")}
         return Profile(
-            totals=totals, signatures=signatures, tree=self.tree(self.get(data, "tree", dict, ""), ids | {0}),
+            totals=totals, signatures=signatures,
+            tree=self.tree(self.get(data, "tree", list if self.version >= 2 else dict, ""), ids | {0}),
             command=command, partial=self.get(data, "partial", bool, "", False),
             exit_status=self.get(data, "exit_status", int, "", 0),
             replay_s=self.get(data, "replay_s", float, "", 0.0), **meta)
@@ -386,7 +385,25 @@ class _Reader:
                 self.fail(f"field '{where}.{name}{bad}'", "is not an encoded value")
         return Sample(list(args), dict(kwargs))
 
-    def tree(self, root, ids: set) -> CallTree:
+    def tree(self, tree, ids: set) -> CallTree:
+        if self.version < 2:
+            return self.nested_tree(tree, ids)
+        if not tree:
+            self.fail("the call tree", "is malformed (no root node)")
+        nodes: list = []
+        for i, node in enumerate(tree):
+            parent = node.get("parent", -1) if isinstance(node, dict) else -1
+            ok = (parent is None) if i == 0 else (_is_int(parent) and 0 <= parent < i)
+            if not ok or node.get("sig") not in ids or (i == 0) != (node.get("sig") == 0):
+                self.fail(f"the call tree node [{i}]", "is malformed")
+            t = CallTree(sig=node["sig"], **self.measured(node, f"tree[{i}].", required=False))
+            if i:
+                nodes[parent].children.append(t)
+            nodes.append(t)
+        return nodes[0]
+
+    def nested_tree(self, root, ids: set) -> CallTree:
+        """Version 1: the tree as nested objects (read iteratively, whatever its depth)."""
         out = None
         stack = [(root, None)]  # iterative: a deep (or hostile) tree must not exhaust Python's stack
         while stack:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from ..app.check import CheckReport
+from .text import safe
 
 
 def render_table(report: CheckReport) -> str:
@@ -12,8 +13,8 @@ def render_table(report: CheckReport) -> str:
         return f"{report.path} declares no rule"
     lines = []
     for r in report.results:
-        lines.append(f"{r.status.upper():5s}  {r.rule}  [{r.source}]" + (f"  on {r.on}" if r.on else ""))
-        lines += [f"       {line}" for line in (r.report or "").splitlines()]
+        lines.append(safe(f"{r.status.upper():5s}  {r.rule}  [{r.source}]" + (f"  on {r.on}" if r.on else "")))
+        lines += [f"       {safe(line)}" for line in (r.report or "").splitlines()]
     return "\n".join(lines)
 
 

@@ -9,6 +9,7 @@ from rich.table import Table
 from ..app.compare import Comparison
 from ..units import DASH, ms
 from .console import capture
+from .text import md_cell, md_code_cell, safe
 
 HEAD = ["signature", "before (ms)", "after (ms)", "change", "served before", "served after"]
 
@@ -18,7 +19,7 @@ def _pct(v) -> str:
 
 
 def _rows(c: Comparison) -> list[list[str]]:
-    return [[str(r.signature), ms(r.before_s), ms(r.after_s), _pct(r.change), r.before_served_by or DASH,
+    return [[safe(r.signature), ms(r.before_s), ms(r.after_s), _pct(r.change), r.before_served_by or DASH,
              r.after_served_by or DASH] for r in c.rows]
 
 
@@ -38,7 +39,8 @@ def render_table(c: Comparison) -> str:
 
 def render_markdown(c: Comparison) -> str:
     lines = [f"**{_total(c)}**", "", "| " + " | ".join(HEAD) + " |", "|---|---:|---:|---:|---|---|"]
-    lines += ["| `" + r[0].replace("|", "\\|") + "` | " + " | ".join(r[1:]) + " |" for r in _rows(c)]
+    lines += ["| " + " | ".join(md_code_cell(x) if k == 0 else md_cell(x) for k, x in enumerate(r)) + " |"
+              for r in _rows(c)]
     return "\n".join(lines)
 
 

@@ -13,6 +13,7 @@ from .. import __version__
 from ..profiler.model import CallTree, Profile, SignatureStats
 from ..units import DASH, duration, human_bytes, ms
 from .console import capture
+from .text import md_cell, md_code_cell, safe
 
 SORTS = ("time", "allocations")
 SPEEDSCOPE_SCHEMA = "https://www.speedscope.app/file-format-schema.json"
@@ -80,7 +81,7 @@ _HEADS = ("#", "signature", "served\nby", "calls", "fwd\n(ms)", "rev\n(ms)", "pr
 
 
 def _row(rank: int, sig: SignatureStats) -> list[str]:
-    return [str(rank), str(sig.signature), _served(sig), str(sig.calls), ms(sig.forward_s), ms(sig.reverse_s),
+    return [str(rank), safe(sig.signature), _served(sig), str(sig.calls), ms(sig.forward_s), ms(sig.reverse_s),
             str(sig.primitives), _allocs_cell(sig), _primal_cell(sig), _ratio_cell(sig)]
 
 
@@ -111,20 +112,14 @@ def render_json(profile: Profile) -> str:
     return json.dumps(profile.to_json(), indent=2)
 
 
-def _md_cell(text: str) -> str:
-    # A pipe would end the cell; a newline would end the row.
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-
 def render_markdown(profile: Profile, top: int = 10, sort: str = "time") -> str:
     rows = ranked(profile, top, sort)
-    out = [f"**Gradient time:** {_md_cell(_headline(profile))}", ""]
+    out = [f"**Gradient time:** {md_cell(_headline(profile))}", ""]
     out.append("| " + " | ".join(COLUMNS) + " |")
     out.append("|" + "|".join("---" if c in ("signature", "served by") else "---:" for c in COLUMNS) + "|")
     for i, sig in enumerate(rows, 1):
         cells = _row(i, sig)
-        cells[1] = f"`{cells[1]}`" if "`" not in cells[1] else cells[1]
-        out.append("| " + " | ".join(_md_cell(c) for c in cells) + " |")
+        out.append("| " + " | ".join(md_code_cell(c) if k == 1 else md_cell(c) for k, c in enumerate(cells)) + " |")
     out += ["", f"_{_shown(profile, rows, sort)}._"]
     return "\n".join(out)
 

@@ -9,6 +9,7 @@ from rich.table import Table
 from ..app.advice import Advice
 from ..units import DASH, duration, human_bytes, ms, percent, ratio
 from .console import capture
+from .text import md_cell, md_code, md_code_cell, md_line, safe
 
 
 def _nothing(advice: Advice) -> str | None:
@@ -32,7 +33,7 @@ def _rows(suggestions):
     for s in suggestions:
         r = ratio(s.derived_s / s.primal_s) if s.derived_s and s.primal_s else DASH
         rule = ms(s.rule_s) + ("" if s.rule_measured or s.rule_s is None else " (est.)")
-        yield [str(s.rank), s.action, str(s.signature), str(s.calls), ms(s.derived_s), ms(s.primal_s), r, rule,
+        yield [str(s.rank), s.action, safe(s.signature), str(s.calls), ms(s.derived_s), ms(s.primal_s), r, rule,
                ms(s.saving_s), percent(s.share), human_bytes(s.allocs_derived_bytes)]
 
 
@@ -49,15 +50,15 @@ def render_table(advice: Advice) -> str:
     nothing = _nothing(advice)
     if nothing:
         return nothing
-    table = Table(title=_headline(advice.summary), title_justify="left")
+    table = Table(title=safe(_headline(advice.summary)), title_justify="left")
     for i, c in enumerate(COLUMNS):
         table.add_column(c, justify="left" if i in (1, 2) else "right", no_wrap=i in (1, 2))
     for row in _rows(advice.shown):
         table.add_row(*row)
     reasons = []
     for s in advice.shown:
-        reasons.append(f"{s.rank}. {s.action} {s.signature}")
-        reasons += [f"   - {r}" for r in s.reasons]
+        reasons.append(f"{s.rank}. {s.action} {safe(s.signature)}")
+        reasons += [f"   - {safe(r)}" for r in s.reasons]
     return capture(table) + "\n" + "\n".join(reasons)
 
 
@@ -65,15 +66,14 @@ def render_markdown(advice: Advice) -> str:
     nothing = _nothing(advice)
     if nothing:
         return nothing
-    lines = [f"**{_headline(advice.summary)}**", "", "| " + " | ".join(COLUMNS) + " |",
+    lines = [f"**{md_line(_headline(advice.summary))}**", "", "| " + " | ".join(COLUMNS) + " |",
              "|" + "|".join("---" if i in (1, 2) else "---:" for i in range(len(COLUMNS))) + "|"]
     for row in _rows(advice.shown):
-        row[2] = "`" + row[2].replace("|", "\\|") + "`"
-        lines.append("| " + " | ".join(row) + " |")
+        lines.append("| " + " | ".join(md_code_cell(c) if k == 2 else md_cell(c) for k, c in enumerate(row)) + " |")
     lines.append("")
     for s in advice.shown:
-        lines.append(f"{s.rank}. **{s.action}** `{s.signature}`")
-        lines += [f"   - {r}" for r in s.reasons]
+        lines.append(f"{s.rank}. **{s.action}** {md_code(s.signature)}")
+        lines += [f"   - {md_line(r)}" for r in s.reasons]
     return "\n".join(lines)
 
 
