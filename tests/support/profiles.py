@@ -32,7 +32,7 @@ def trial(rule, outcome="agrees", rule_s=0.002, error=None):
 
 def document(sigs, total=0.1, command=("model.py",), **meta):
     """A whole profile: ``sigs`` all called from the program root."""
-    tree = {"sig": 0, "calls": 0, "children": [{"sig": s["id"], "calls": s["calls"], "children": []} for s in sigs]}
+    tree = [{"parent": None, "sig": 0, "calls": 0}] + [{"parent": 0, "sig": s["id"], "calls": s["calls"]} for s in sigs]
     return {"schema": "adcli-profile", "version": 2, "command": list(command), "created": "2026-12-02T12:00:00+00:00",
             "adcli_version": "0.1.0", "partial": False, "exit_status": 0, "replay_s": 0.0,
             "totals": {"gradients": 1, "forward_s": total / 2, "reverse_s": total / 2, "gradient_s": total},
