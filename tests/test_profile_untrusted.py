@@ -164,8 +164,8 @@ def test_markup_like_dict_keys_are_shown_as_they_are():
 
 def test_escape_sequences_never_reach_the_terminal():
     p = profile_with("numpy.kron(f64[2d], f64[2d])", rule="autograd \x1b]8;;http://evil\x07numpy\x1b[2J.kron\u202e")
-    from adcli.app.advice import Advice
     from adcli.advisor import suggest
+    from adcli.app.advice import Advice
 
     suggestions, summary = suggest([p])
     for fmt in ("table", "markdown", "json"):
@@ -180,8 +180,8 @@ def test_markdown_escapes_backticks_pipes_and_newlines():
     md = render_markdown(p)
     [row] = [line for line in md.splitlines() if "a`b" in line]
     assert "`` numpy.kron(dict{'a`b\\|c'" in row and row.count("|") - row.count("\\|") == 11
-    from adcli.app.advice import Advice
     from adcli.advisor import suggest
+    from adcli.app.advice import Advice
 
     text = render(Advice(*suggest([p]), None, True), "markdown")
     assert "\n| y" not in text and "\\`x\\`" in text
