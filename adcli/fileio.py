@@ -1,37 +1,103 @@
-"""Writing files so that no reader ever sees half of one, and no user file is lost."""
+"""Writing files so that no reader ever sees half of one, and no user file is lost.
+
+Every file adcli writes is first written to a temporary file in the target's folder, then
+renamed over the target (``stage`` then ``publish``): a reader sees the old file or the new one.
+Files written together (a profile and its sample arrays) are published together under a lock on
+their folder, so two runs writing the same output never interleave their halves. A replaced
+file keeps its permissions (a private profile stays private).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 import tempfile
 from typing import Callable
 
 from .errors import AdcliError
+
+try:  # POSIX; elsewhere files are still published atomically, one by one, without the lock
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None
 
 
 class OutputError(AdcliError):
     """An output file that cannot or must not be written."""
 
 
-def atomic_write(path: str, write: Callable, binary: bool = False) -> None:
-    """Write ``path`` through ``write(file)``: a temporary file in the same folder, then a
-    rename, so a reader sees the old file or the new one, never a mix. The new file gets the
-    usual permissions (mkstemp's are private)."""
+def _default_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def _mode_of(*paths: str) -> int:
+    """The permissions of the first of ``paths`` that is a file, else the usual ones."""
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            return stat.S_IMODE(st.st_mode)
+    return _default_mode()
+
+
+def stage(path: str, write: Callable, binary: bool = False, like: tuple = ()) -> str:
+    """Write a temporary file next to ``path`` through ``write(file)`` and return its name.
+    Its mode is ``path``'s if that exists, else that of the first file in ``like``, else the
+    usual (mkstemp's own is private)."""
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".adcli-", suffix=".tmp", dir=folder)
     try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)
+        fd, tmp = tempfile.mkstemp(prefix=".adcli-", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    try:
+        os.fchmod(fd, _mode_of(path, *like))
         with os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as f:
             write(f)
-        os.replace(tmp, path)
     except OSError as exc:
         _unlink(tmp)
         raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
     except BaseException:
         _unlink(tmp)
         raise
+    return tmp
+
+
+def publish(moves: list) -> None:
+    """Rename each staged ``(tmp, path)`` over its path, in order, holding the folder's lock."""
+    try:
+        with _locked(os.path.dirname(os.path.abspath(moves[0][1]))):
+            for tmp, path in moves:
+                os.replace(tmp, path)
+    except OSError as exc:
+        path = next((p for t, p in moves if os.path.exists(t)), moves[0][1])
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        for tmp, _ in moves:
+            _unlink(tmp)
+
+
+@contextlib.contextmanager
+def _locked(folder: str):
+    """An exclusive lock on ``folder`` (flock on the directory itself: no lock file is left)."""
+    if fcntl is None:
+        yield
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def atomic_write(path: str, write: Callable, binary: bool = False) -> None:
+    """Write ``path`` through ``write(file)`` atomically (stage, then publish)."""
+    publish([(stage(path, write, binary), path)])
 
 
 def write_text(path: str, text: str) -> None:
@@ -41,13 +107,20 @@ def write_text(path: str, text: str) -> None:
 def check_writable(path: str, force: bool = False, what: str = "") -> None:
     """Fail before any work is done if ``path`` cannot be written, or exists and ``force`` is
     not given."""
+    if not path:
+        raise OutputError("the output path is empty")
     folder = os.path.dirname(os.path.abspath(path)) or "."
-    if os.path.isdir(path):
+    if path.endswith(os.sep) or os.path.isdir(path):
         raise OutputError(f"cannot write {path}: it is a folder")
-    if os.path.lexists(path) and not force:
-        raise OutputError(f"{path} exists; pass --force to overwrite it{what}")
+    if os.path.lexists(path):
+        if not os.path.isfile(path):
+            kind = "a dangling link" if os.path.islink(path) else "not a regular file"
+            raise OutputError(f"cannot write {path}: it is {kind}")
+        if not force:
+            raise OutputError(f"{path} exists; pass --force to overwrite it{what}")
     if not os.path.isdir(folder):
-        raise OutputError(f"cannot write {path}: folder {folder} does not exist")
+        what_is = "is not a folder" if os.path.exists(folder) else "does not exist"
+        raise OutputError(f"cannot write {path}: {folder} {what_is}")
     try:
         fd, tmp = tempfile.mkstemp(prefix=".adcli-", dir=folder)
         os.close(fd)

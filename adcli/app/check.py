@@ -13,7 +13,7 @@ from ..engine.registry import declared_rules
 from ..errors import AdcliError
 from ..profiler.instrument import instrument
 from ..profiler.samples import decode
-from ..profiler.store import load, load_samples
+from ..profiler.store import Samples, load
 from ..rules.declare import Rule
 from ..rules.dispatch import dispatch, original
 from ..testing import GradientMismatch, check_rule
@@ -132,16 +132,10 @@ def check(path: str, profile: str | None = None, script: str | None = None, timi
     functions. ``script``: the program whose functions rules for ``"__main__:name"`` serve (its
     definitions are loaded; a profile's ``command`` is never run). One result per rule: ok /
     wrong / todo / error, and the report."""
-    samples_by_sig: dict = {}
     if script is not None:
         load_script_definitions(script)
-    if profile is not None:
-        data = load(profile)
-        arrays = load_samples(profile)
-        for s in data.signatures:
-            args = [decode(a, arrays, _MISSING) for a in (s.sample.args if s.sample else [])]
-            if args and all(a is not _MISSING for a in args):
-                samples_by_sig[s.signature] = args
+    data = load(profile) if profile is not None else None
+    samples = Samples(profile, data) if profile is not None else None
     module, declared = load_rules_file(path)
     for rule in declared:  # every user-function target must be found before anything is checked
         if isinstance(rule.target, tuple):
@@ -153,7 +147,21 @@ def check(path: str, profile: str | None = None, script: str | None = None, timi
                         if rule.target[0] == "__main__" and script is None else "")
                 raise RulesFileError(f"{path}: the target {name} of a rule cannot be found{hint}") from None
     tests = {name: getattr(module, name) for name in dir(module) if name.startswith("test_")}
-    return CheckReport(path, [_check_one(rule, samples_by_sig.get(rule.signature), tests, timing) for rule in declared])
+    by_sig = {s.signature: s for s in data.signatures} if data is not None else {}
+    try:
+        return CheckReport(path, [_check_one(rule, _sample_args(by_sig.get(rule.signature), samples), tests, timing)
+                                  for rule in declared])
+    finally:
+        if samples is not None:
+            samples.close()
+
+
+def _sample_args(stats, samples):
+    """The sample arguments of a signature (only its arrays are read), or None if incomplete."""
+    if stats is None or stats.sample is None or samples is None:
+        return None
+    args = [decode(a, samples, _MISSING) for a in stats.sample.args]
+    return args if args and all(a is not _MISSING for a in args) else None
 
 
 def _check_one(rule: Rule, args, tests: dict, timing: bool) -> RuleCheck:

@@ -8,7 +8,7 @@ from .. import __version__
 from ..advisor import HAND_WRITE, IMPORT
 from ..fileio import check_writable, write_text
 from ..profiler.samples import decode
-from ..profiler.store import load, load_samples
+from ..profiler.store import Samples, load
 from .advice import advise
 from .stubs import rules_module
 
@@ -33,10 +33,11 @@ def export(profile: str, output: str, *, top: int | None = None, only: str | Non
     chosen = chosen[:top] if top is not None else chosen
     if not chosen:
         return Export(None, 0, 0)
-    arrays = load_samples(profile)
     data = load(profile)
-    samples = {s.signature: [decode(a, arrays) for a in s.sample.args] or None
-               for s in data.signatures if s.sample is not None}
+    wanted = {s.signature for s in chosen}
+    with Samples(profile, data) as arrays:  # only the chosen signatures' arrays are read
+        samples = {s.signature: [decode(a, arrays) for a in s.sample.args] or None
+                   for s in data.signatures if s.sample is not None and s.signature in wanted}
     write_text(output, rules_module(chosen, samples, source=profile, version=__version__))
     return Export(output, sum(s.action == IMPORT for s in chosen), sum(s.action == HAND_WRITE for s in chosen))
 

@@ -38,8 +38,8 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict):
         if rule is not None:
             session = hooks._session
             if session is not None:
-                return session.numpy_call(rule.signature.module, rule.signature.qualname, rule.source, inputs, kwargs,
-                                          lambda a, k: rule(*a, **k))
+                return session.numpy_call(rule.signature.module, rule.signature.qualname, rule.source, rule, True,
+                                          inputs, kwargs)
             return rule(*inputs, **kwargs)
         prim = UFUNCS.get(ufunc)
         unknown = set(kwargs) - {"dtype"}
@@ -133,9 +133,8 @@ def array_function(func, types, args: tuple, kwargs: dict):
     if session is None:  # the usual case: no closure, one call
         return fn(*args, **kwargs) if spread else fn(args, kwargs)
     # a profiler: it times the call and records the signature
-    run = (lambda a, k: fn(*a, **k)) if spread else fn
     module, qualname = names_of(func)
-    return session.numpy_call(module, qualname, served.source, args, kwargs, run)
+    return session.numpy_call(module, qualname, served.source, fn, spread, args, kwargs)
 
 
 def no_rule(func, args, kwargs) -> NoRuleError:

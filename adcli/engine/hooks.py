@@ -1,14 +1,18 @@
 """The engine's whole interface to a profiler: one optional session object.
 
-When a :class:`Session` is installed (``install``), the engine calls it at three places:
+When a :class:`Session` is installed (``install``), the engine calls it at four places:
 
 * ``start(tape, f)`` when ``grad``/``value_and_grad`` begins recording ``f`` on ``tape``;
-* ``numpy_call(module, qualname, source, args, kwargs, run, func=None)`` when a NumPy function is dispatched,
-  or a rule serves a user function's dispatch point (``source``: native, derived, imported or
-  hand-written; ``func``: the user function); it must return ``run(args, kwargs)``;
+* ``numpy_call(module, qualname, source, fn, spread, args, kwargs, func=None)`` when a NumPy
+  function is dispatched, or a rule serves a user function's dispatch point (``source``: native, derived, imported or
+  hand-written; ``func``: the user function); it must return ``fn(*args, **kwargs)`` when
+  ``spread``, else ``fn(args, kwargs)`` (a derivation), and call it itself (no wrapper: every
+  frame added per call is a frame a deep recursion of the program loses);
 * ``backward(tape, acc, start)`` for the reverse pass; it must run ``engine.tape.backward``
   (timing it as it likes);
 * ``finish(tape)`` when the gradient computation ends, normally or by an exception.
+
+Gradients may be taken in several threads at once: a session keeps per-thread state.
 
 With no session installed the engine pays one global lookup per gradient and per NumPy
 function call, nothing per primitive.
@@ -27,8 +31,9 @@ class Session:
     def start(self, tape, f) -> None:
         pass
 
-    def numpy_call(self, module: str, qualname: str, source: str, args: tuple, kwargs: dict, run, func=None):
-        return run(args, kwargs)
+    def numpy_call(self, module: str, qualname: str, source: str, fn, spread: bool, args: tuple, kwargs: dict,
+                   func=None):
+        return fn(*args, **kwargs) if spread else fn(args, kwargs)
 
     def backward(self, tape, acc, start: int) -> None:
         backward(tape.nodes, acc, start)

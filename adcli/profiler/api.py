@@ -6,19 +6,22 @@ import datetime
 import os
 import platform
 import sys
+import tempfile
 import time
 
 import numpy as np
 
 from .. import __version__
 from ..errors import AdcliError
-from ..fileio import check_writable
+from ..fileio import OutputError, check_writable
 from . import replay
 from .build import build
 from .model import Profile, Replay
 from .runner import RunResult, ScriptError, find_module, load_rules, run_module, run_script
 from .session import Session
-from .store import save
+from .store import save, sidecar
+
+DEFAULT_SAMPLE_BUDGET = 100_000_000  # bytes of sample inputs kept in all (docs/profiler.md)
 
 
 class NoGradientError(AdcliError):
@@ -27,45 +30,87 @@ class NoGradientError(AdcliError):
 
 def profile_program(target: str, argv: list, *, module: bool = False, output: str = "adcli-profile.json",
                     rules: tuple = (), include: tuple = (), exclude: tuple = (), replays: bool = True,
-                    replay_budget: float = 0.2, force: bool = False, progress=None) -> tuple[Profile, RunResult]:
+                    replay_budget: float = 0.2, force: bool = False, progress=None,
+                    sample_budget: int = DEFAULT_SAMPLE_BUDGET) -> tuple[Profile, RunResult]:
     """Run ``target`` (a script path, or a module with ``module=True``) under the profiler,
     replay its costly signatures, and save the profile to ``output`` (+ ``.npz``).
 
     Returns the profile and how the program ended. The profile is written even when the
-    program raised, called sys.exit, or was interrupted (then it says ``partial``); a program
-    that took no gradient raises NoGradientError and writes nothing.
+    program raised, called sys.exit or os._exit, or was interrupted (then it says ``partial``);
+    a program that took no gradient raises NoGradientError and writes nothing. The output
+    paths are checked, and made absolute, before the program runs (it may change folder); if
+    they cannot be written after all, the profile is saved to a temporary file and
+    ProfileSavedElsewhere says where.
     """
     if module:
         find_module(target)
     elif not os.path.isfile(target):
         raise ScriptError(f"no such script: {target}")
+    output = os.path.abspath(output) if output else output
     check_writable(output, force, what=", or -o to write elsewhere")
+    check_writable(sidecar(output), force, what=f" (the sample file of {output}), or -o to write elsewhere")
     load_rules(rules)
     root = os.getcwd() if module else os.path.dirname(os.path.abspath(target))
-    session = Session(include=include, exclude=exclude, root_dir=root)
+    session = Session(include=include, exclude=exclude, root_dir=root, sample_budget=sample_budget)
     started = datetime.datetime.now(datetime.timezone.utc)
-    run = run_module(session, target, argv) if module else run_script(session, target, argv)
-    if session.gradients == 0:
-        raise NoGradientError(
-            f"{target} took no gradient through adcli (adcli.grad / adcli.value_and_grad): nothing to profile"
-        )
-    meta = {
-        "command": [("-m " if module else "") + target, *argv],
-        "created": started.isoformat(timespec="seconds"),
-        "adcli_version": __version__, "python": platform.python_version(), "numpy": np.__version__,
-        "platform": platform.platform(), "exit_status": run.exit_status,
-        "partial": run.interrupted, "replay_s": 0.0,
-    }
-    profile, samples = build(session, meta)
+    command = [("-m " if module else "") + target, *argv]
+
+    def finished(run: RunResult) -> tuple[Profile, dict]:
+        if session.gradients == 0:
+            raise NoGradientError(
+                f"{target} took no gradient through adcli (adcli.grad / adcli.value_and_grad): nothing to profile"
+            )
+        meta = {
+            "command": command, "created": started.isoformat(timespec="seconds"),
+            "adcli_version": __version__, "python": platform.python_version(), "numpy": np.__version__,
+            "platform": platform.platform(), "exit_status": run.exit_status,
+            "partial": run.interrupted or run.hard_exit, "replay_s": 0.0,
+        }
+        return build(session, meta)
+
+    def hard_exit(status) -> None:  # the program called os._exit: save what there is, no replays
+        run = RunResult(exit_status=status if isinstance(status, int) else 1, hard_exit=True)
+        try:
+            profile, samples = finished(run)
+            where = save_or_fallback(profile, output, samples)
+            sys.stderr.write(f"adcli: the program called os._exit({status!r}): profile written to {where} "
+                             "(partial, no replays)\n")
+        except NoGradientError as exc:
+            sys.stderr.write(f"adcli: the program called os._exit({status!r}): {exc}\n")
+        sys.stderr.flush()
+
+    run = run_module(session, target, argv, hard_exit) if module else run_script(session, target, argv, hard_exit)
+    profile, samples = finished(run)
     if replays and not run.interrupted:
         t0 = time.perf_counter()
         try:
             _replays(profile, session, replay_budget, progress)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:  # Ctrl-C during the replays: keep what was measured, exit as Ctrl-C does
             profile.partial = True
+            profile.exit_status = run.exit_status = 130
+            run.interrupted = True
         profile.replay_s = time.perf_counter() - t0
-    save(profile, output, samples)
+    where = save_or_fallback(profile, output, samples)
+    if where != output:
+        raise ProfileSavedElsewhere(f"cannot write {output}; the profile was saved to {where} instead")
     return profile, run
+
+
+class ProfileSavedElsewhere(AdcliError):
+    """The profile could not be written where asked; it was saved to a temporary file."""
+
+
+def save_or_fallback(profile: Profile, output: str, samples: dict) -> str:
+    """Save the profile to ``output``, or, if that fails, to a new temporary file (a finished
+    run is never lost); returns where it went."""
+    try:
+        save(profile, output, samples)
+        return output
+    except (OutputError, OSError):
+        fd, fallback = tempfile.mkstemp(prefix="adcli-profile-", suffix=".json")
+        os.close(fd)
+        save(profile, fallback, samples)
+        return fallback
 
 
 def _replays(profile: Profile, session: Session, budget: float, progress) -> None:
@@ -77,7 +122,7 @@ def _replays(profile: Profile, session: Session, budget: float, progress) -> Non
             stats.replay = replay.replay(session.by_id[stats.id], budget)
         except KeyboardInterrupt:
             raise
-        except Exception as exc:  # noqa: BLE001 - a replay that fails is reported, not fatal
+        except BaseException as exc:  # noqa: BLE001 - a replay that fails (even by SystemExit) is reported, not fatal
             stats.replay = Replay(error=f"{type(exc).__name__}: {exc}")
     if progress is not None:
         progress(len(chosen), len(chosen), "")

@@ -226,6 +226,7 @@ class Profile:
     partial: bool = False
     exit_status: int = 0
     replay_s: float = 0.0
+    pair: str = ""  # the id the sample file shares with this document (store.save)
 
     def by_id(self) -> dict:
         return {s.id: s for s in self.signatures}
@@ -235,7 +236,7 @@ class Profile:
             "schema": SCHEMA, "version": VERSION, "command": list(self.command), "created": self.created,
             "adcli_version": self.adcli_version, "python": self.python, "numpy": self.numpy,
             "platform": self.platform, "exit_status": self.exit_status, "partial": self.partial,
-            "replay_s": self.replay_s, "totals": self.totals.to_json(),
+            "replay_s": self.replay_s, "pair": self.pair, "totals": self.totals.to_json(),
             "signatures": [s.to_json() for s in self.signatures], "tree": self.tree.to_json(),
         }
 
@@ -291,7 +292,7 @@ class _Reader:
         if not (isinstance(command, list) and all(isinstance(c, str) for c in command)):
             self.fail("field 'command'", "must be a list of strings")
         meta = {k: self.get(data, k, str, "", "") for k in ("created", "adcli_version", "python", "numpy",
-                                                                     "platform")}
+                                                                     "platform", "pair")}
         return Profile(
             totals=totals, signatures=signatures,
             tree=self.tree(self.get(data, "tree", list if self.version >= 2 else dict, ""), ids | {0}),

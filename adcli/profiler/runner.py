@@ -19,6 +19,7 @@ class RunResult:
     exit_status: int = 0
     interrupted: bool = False
     error: str | None = None  # the formatted traceback of an uncaught exception
+    hard_exit: bool = False  # the program called os._exit (the run ended there)
 
 
 class ScriptError(AdcliError):
@@ -52,7 +53,17 @@ def _script_code(path: str):
         raise ScriptError(f"{path}:{exc.lineno}: syntax error: {exc.msg}") from None
 
 
-def run_script(session: Session, path: str, argv: list) -> RunResult:
+def _child_exit(result: RunResult, real_exit) -> None:
+    if result.error:
+        sys.stderr.write(result.error)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        real_exit(result.exit_status)
+
+
+def run_script(session: Session, path: str, argv: list, on_hard_exit=None) -> RunResult:
     if not os.path.isfile(path):
         raise ScriptError(f"no such script: {path}")
     code = _script_code(path)
@@ -61,7 +72,7 @@ def run_script(session: Session, path: str, argv: list) -> RunResult:
     main_module = type(sys)("__main__")
     main_module.__dict__.update(globals_)
     return _run(session, lambda: exec(code, main_module.__dict__), [path, *argv],
-                os.path.dirname(os.path.abspath(path)), main_module)
+                os.path.dirname(os.path.abspath(path)), main_module, on_hard_exit)
 
 
 def find_module(name: str) -> None:
@@ -77,19 +88,45 @@ def find_module(name: str) -> None:
         raise ScriptError(f"no module named {name}")
 
 
-def run_module(session: Session, name: str, argv: list) -> RunResult:
+def run_module(session: Session, name: str, argv: list, on_hard_exit=None) -> RunResult:
     find_module(name)
-    return _run(session, lambda: runpy.run_module(name, run_name="__main__", alter_sys=True), [name, *argv], os.getcwd(), None)
+    return _run(session, lambda: runpy.run_module(name, run_name="__main__", alter_sys=True), [name, *argv],
+                os.getcwd(), None, on_hard_exit)
 
 
-def _run(session: Session, body, argv: list, path0: str, main_module) -> RunResult:
+# Frames a profiled call adds to the program's stack (the dispatch point and the session's hook
+# around each of its functions): the recursion limit is raised by this factor while it runs, so
+# a recursion that fits under plain Python fits under the profiler too.
+FRAMES_PER_CALL = 3
+
+
+def _run(session: Session, body, argv: list, path0: str, main_module, on_hard_exit=None) -> RunResult:
+    """Run ``body`` as the program. ``on_hard_exit(status)`` is called if the program calls
+    ``os._exit`` (which ends the process at once: the caller saves what it has, then the exit
+    goes ahead). A forked child of the program never returns into adcli: when it ends, it
+    exits as Python would have."""
     saved_argv, saved_path0 = sys.argv, sys.path[0] if sys.path else None
+    saved_limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(saved_limit * FRAMES_PER_CALL)
     saved_main = sys.modules.get("__main__")
     sys.argv = list(argv)
     sys.path.insert(0, path0)
     if main_module is not None:
         sys.modules["__main__"] = main_module
     result = RunResult()
+    pid = os.getpid()
+    real_exit = os._exit
+
+    def hard_exit(status=0):
+        if os.getpid() == pid and on_hard_exit is not None:
+            try:
+                os._exit = real_exit
+                on_hard_exit(status)
+            except BaseException:  # noqa: BLE001 - the exit must happen whatever saving did
+                pass
+        real_exit(status)
+
+    os._exit = hard_exit
     try:
         with installed(UserModuleFinder(session.is_user_path)):
             run_with_profile_hook(session, body)
@@ -109,6 +146,10 @@ def _run(session: Session, body, argv: list, path0: str, main_module) -> RunResu
         result.error = traceback.format_exc()
         result.exit_status = 1
     finally:
+        os._exit = real_exit
+        if os.getpid() != pid:  # a forked child of the program ended: it must not return into adcli
+            _child_exit(result, real_exit)
+        sys.setrecursionlimit(saved_limit)
         sys.argv = saved_argv
         if sys.path and sys.path[0] == path0:
             sys.path.pop(0)

@@ -39,7 +39,12 @@ def decode(entry, arrays: dict, missing=None):
         return arrays.get(entry["array"], missing)
     if "value" in entry:
         v = entry["value"]
-        return np.dtype(entry["dtype"]).type(v) if "dtype" in entry else v
+        if "dtype" not in entry:
+            return v
+        try:
+            return np.dtype(entry["dtype"]).type(v)
+        except (OverflowError, ValueError, TypeError):  # a value its dtype cannot hold
+            return missing
     for kind, build in (("list", list), ("tuple", tuple)):
         if kind in entry:
             items = [decode(x, arrays, missing) for x in entry[kind]]

@@ -21,6 +21,7 @@ import fnmatch
 import gc
 import os
 import sys
+import threading
 import time
 
 import numpy as np
@@ -85,32 +86,46 @@ class _Grads(list):
 
     def __setitem__(self, i, v):
         if type(v) is ndarray and v.base is None and v is not self.current and v.size:
-            owner = self.session.owner_of(self.session.reverse_index)
+            owner = self.session.owner_of(self.session.local.reverse_index)
             owner.rev_allocs += 1
             owner.rev_bytes += v.nbytes
         list.__setitem__(self, i, v)
 
 
-class Session(hooks.Session):
-    """Collects the call tree of every gradient a program takes."""
+class _Thread(threading.local):
+    """What one thread's gradient in progress needs: its tape, its stack of open calls, which
+    call recorded each tape node. Programs may take gradients in several threads at once."""
 
-    def __init__(self, include=(), exclude=(), root_dir: str | None = None, sample_limit: int = 1_000_000):
-        self.root = CallNode(Observed(0, None, "root", ""), None)
-        self.signatures: dict = {}  # key -> Signature
-        self.by_id: dict = {0: self.root.sig}
-        self.stack: list = [self.root]
+    def __init__(self, root: CallNode):
+        self.stack: list = [root]
         self.tape = None
-        self._gc_was_enabled = False
         self.owner: list = []  # tape index -> CallNode that recorded it
+        self.t_start = 0.0
+        self.reverse_index = 0
+
+
+class Session(hooks.Session):
+    """Collects the call tree of every gradient a program takes (in any thread)."""
+
+    def __init__(self, include=(), exclude=(), root_dir: str | None = None, sample_limit: int = 1_000_000,
+                 sample_budget: int = 100_000_000):
+        self.root = CallNode(Observed(0, None, "root", ""), None)
+        self.signatures: dict = {}  # key -> Observed
+        self.by_id: dict = {0: self.root.sig}
+        self.local = _Thread(self.root)
+        # Shared tables and counters change under this lock; a thread's own state needs none.
+        self.lock = threading.RLock()
+        self._timing = 0  # gradients being timed now, in all threads (GC is off while > 0)
+        self._gc_was_enabled = False
         self.gradients = 0
         self.forward_s = self.reverse_s = 0.0
         self.include = tuple(include)
         self.exclude = tuple(exclude)
         self.root_dir = os.path.abspath(root_dir) if root_dir else None
-        self.sample_limit = sample_limit
+        self.sample_limit = sample_limit  # elements kept per signature
+        self.sample_budget = sample_budget  # bytes kept over all signatures
+        self.sample_bytes = 0
         self._user_code: dict = {}
-        self._t_start = 0.0
-        self.reverse_index = 0
 
     # --- which code is the user's ---
     def is_user_path(self, filename: str) -> bool:
@@ -133,47 +148,54 @@ class Session(hooks.Session):
 
     # --- engine hooks ---
     def start(self, tape, f) -> None:
-        self.tape = tape
-        self.owner = []
-        self.gradients += 1
-        # No garbage collection while a gradient is timed (as timeit does): a full collection in
-        # a large process takes ~100 ms and would be charged to whichever call it interrupted.
-        # Collection runs as usual between gradients.
-        self._gc_was_enabled = gc.isenabled()
-        gc.disable()
-        self._t_start = _perf()
+        loc = self.local
+        loc.tape = tape
+        loc.owner = []
+        loc.stack = [self.root]
+        with self.lock:
+            self.gradients += 1
+            # No garbage collection while a gradient is timed (as timeit does): a full collection
+            # in a large process takes ~100 ms and would be charged to whichever call it hit.
+            # Collection runs as usual between gradients.
+            if self._timing == 0:
+                self._gc_was_enabled = gc.isenabled()
+                gc.disable()
+            self._timing += 1
+        loc.t_start = _perf()
 
     def recording(self) -> bool:
-        return self.tape is not None
+        return self.local.tape is not None
 
-    def numpy_call(self, module, qualname, source, args, kwargs, run, func=None):
-        if self.tape is None:
-            return run(args, kwargs)
+    def numpy_call(self, module, qualname, source, fn, spread, args, kwargs, func=None):
+        loc = self.local
+        if loc.tape is None:
+            return fn(*args, **kwargs) if spread else fn(args, kwargs)
         where = "user" if func is not None else "numpy"
         # keyed by plain strings (cheap to hash); the Signature is built once per new key
         key = (where, module, qualname, signature_key(args, kwargs))
         sig = self.signatures.get(key)
         if sig is None:
-            sig = self._signature(key, Signature.from_key(module, qualname, key[3]), where,
-                                  _location(func) if func is not None else None)
-            sig.func = func if func is not None else _numpy_func(module, qualname)
-        node = self._enter(sig, args, kwargs)
+            with self.lock:
+                sig = self.signatures.get(key) or self._signature(
+                    key, Signature.from_key(module, qualname, key[3]), where,
+                    _location(func) if func is not None else None, func if func is not None else _numpy_func(module, qualname))
+        node = self._enter(loc, sig, args, kwargs)
         sig.served[source] = sig.served.get(source, 0) + 1
         try:
-            return run(args, kwargs)
+            return fn(*args, **kwargs) if spread else fn(args, kwargs)
         finally:
-            self._exit(node)
+            self._exit(loc, node)
 
     def backward(self, tape, acc, start: int) -> None:
+        loc = self.local
         t_fwd = _perf()
-        self._flush(self.stack[-1])
-        self.forward_s += t_fwd - self._t_start
+        self._flush(loc, loc.stack[-1])
         grads = _Grads(acc.grads)
         grads.session = self
         grads.current = None
         acc.grads = grads
         nodes = tape.nodes
-        owner = self.owner
+        owner = loc.owner
         try:
             # The reverse pass of engine.tape.backward, with each pullback timed and charged to
             # the call that recorded its node.
@@ -186,58 +208,74 @@ class Session(hooks.Session):
                     continue
                 list.__setitem__(grads, i, None)
                 grads.current = g
-                self.reverse_index = i
+                loc.reverse_index = i
                 t0 = _perf()
                 node[0](node, g, acc)
                 owner[i].rev += _perf() - t0
         finally:
             acc.grads = list(grads)
-            self.reverse_s += _perf() - t_fwd
-            self.tape = None
+            with self.lock:
+                self.forward_s += t_fwd - loc.t_start
+                self.reverse_s += _perf() - t_fwd
+            loc.tape = None
 
     def finish(self, tape) -> None:
         """The gradient computation ended (also when ``f`` raised before its reverse pass)."""
-        if self.tape is tape:
-            self._flush(self.stack[-1])
-            self.tape = None
-        if self._gc_was_enabled:
-            self._gc_was_enabled = False
-            gc.enable()
+        loc = self.local
+        if loc.tape is tape:
+            self._flush(loc, loc.stack[-1])
+            with self.lock:
+                self.forward_s += _perf() - loc.t_start
+            loc.tape = None
+        with self.lock:
+            self._timing = max(self._timing - 1, 0)
+            if self._timing == 0 and self._gc_was_enabled:
+                self._gc_was_enabled = False
+                gc.enable()
 
     def owner_of(self, i: int) -> CallNode:
-        return self.owner[i] if i < len(self.owner) else self.root
+        owner = self.local.owner
+        return owner[i] if i < len(owner) else self.root
 
     # --- the call tree ---
-    def _signature(self, key, signature, kind, location) -> Observed:
-        sig = self.signatures[key] = Observed(len(self.by_id), signature, kind, location or "")
+    def _signature(self, key, signature, kind, location, func) -> Observed:
+        sig = Observed(len(self.by_id), signature, kind, location or "")
+        sig.func = func
         self.by_id[sig.id] = sig
+        self.signatures[key] = sig
         return sig
 
-    def _enter(self, sig: Observed, args, kwargs) -> CallNode:
-        parent = self.stack[-1]
-        self._flush(parent)
-        node = parent.child(sig)
+    def _enter(self, loc: _Thread, sig: Observed, args, kwargs) -> CallNode:
+        parent = loc.stack[-1]
+        self._flush(loc, parent)
+        node = parent.children.get(sig.id)
+        if node is None:
+            with self.lock:
+                node = parent.child(sig)
         node.calls += 1
         if sig.sample is None:
-            sig.sample, sig.sample_kwargs = self._capture(args, kwargs)
-        self.stack.append(node)
+            with self.lock:
+                if sig.sample is None:
+                    sig.sample, sig.sample_kwargs = self._capture(args, kwargs)
+        loc.stack.append(node)
         node.t0 = _perf()
         return node
 
-    def _exit(self, node: CallNode) -> None:
+    def _exit(self, loc: _Thread, node: CallNode) -> None:
         t1 = _perf()
-        self._flush(node)
+        self._flush(loc, node)
         node.fwd += t1 - node.t0
-        if self.stack and self.stack[-1] is node:
-            self.stack.pop()
+        stack = loc.stack
+        if stack and stack[-1] is node:
+            stack.pop()
 
-    def _flush(self, top: CallNode) -> None:
+    def _flush(self, loc: _Thread, top: CallNode) -> None:
         """Charge the tape nodes recorded since the last call event to ``top``."""
-        tape = self.tape
+        tape = loc.tape
         if tape is None:
             return
         nodes = tape.nodes
-        owner = self.owner
+        owner = loc.owner
         n, k = len(nodes), len(owner)
         if n <= k:
             return
@@ -253,13 +291,18 @@ class Session(hooks.Session):
 
     def _capture(self, args, kwargs):
         """A copy of a call's arguments (traced values by their plain value), or a marker when
-        they are too big to keep (``sample_limit`` elements in all)."""
+        they are too big to keep: more than ``sample_limit`` elements for this call, or over
+        the ``sample_budget`` bytes all samples may take together."""
         try:
             plain = stop_gradient(list(args))
             plain_kw = stop_gradient(dict(kwargs))
-            size = sum(np.size(v) for v in _leaves(plain) + _leaves(plain_kw) if isinstance(v, (ndarray, np.generic)))
-            if size > self.sample_limit:
+            arrays = [v for v in _leaves(plain) + _leaves(plain_kw) if isinstance(v, (ndarray, np.generic))]
+            if sum(np.size(v) for v in arrays) > self.sample_limit:
                 return "too-big", None
+            nbytes = sum(v.nbytes for v in arrays)
+            if self.sample_bytes + nbytes > self.sample_budget:
+                return "over the total sample budget", None
+            self.sample_bytes += nbytes
             return copy.deepcopy(plain), copy.deepcopy(plain_kw)
         except Exception:  # noqa: BLE001 - arguments that cannot be copied are simply not sampled
             return "uncopyable", None

@@ -1,19 +1,31 @@
-"""Profile files: the JSON document and its sidecar ``.npz`` of sample arrays.
+"""Profile files: the JSON document and its sidecar ``.npz`` of sample arrays, saved as a pair.
 
-Loading never executes code: the JSON is parsed and validated by ``Profile.from_json``, and
-the sample arrays are read with ``np.load(..., allow_pickle=False)``.
+Saving writes both to temporary files first (a failure leaves the old pair untouched), then
+publishes both under a lock on their folder. Both carry the same random ``pair`` id; loading
+the samples checks it, so a JSON from one run is never read with another run's arrays.
+
+Loading never executes code and never trusts a size: the JSON is parsed and validated by
+``Profile.from_json``; the sidecar must be a regular zip file, each array is read only when a
+sample needs it, its ``.npy`` header is checked (no object dtype, at most ``MAX_ARRAY_BYTES``)
+before any data is decompressed, and at most that many bytes are decompressed in all.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
+import uuid
 import zipfile
+import zlib
 
 import numpy as np
 
-from ..fileio import atomic_write
+from ..fileio import publish, stage
 from .model import Profile, ProfileError
+
+PAIR_KEY = "__pair__"
+MAX_ARRAY_BYTES = 400_000_000  # one sample array, and all of them read in one session
 
 
 def sidecar(path: str) -> str:
@@ -23,39 +35,134 @@ def sidecar(path: str) -> str:
 
 
 def save(profile: Profile, path: str, samples: dict) -> None:
-    """Write ``path`` (JSON) and its ``.npz`` of sample arrays, each atomically."""
-    atomic_write(sidecar(path), lambda f: np.savez_compressed(f, **samples), binary=True)
-    text = json.dumps(profile.to_json(), indent=1)
-    atomic_write(path, lambda f: f.write(text))
+    """Write ``path`` (JSON) and its ``.npz`` of sample arrays as one pair (see above)."""
+    profile.pair = uuid.uuid4().hex
+    text = json.dumps(profile.to_json(), indent=1)  # before any file is touched
+    arrays = {**samples, PAIR_KEY: np.array(profile.pair)}
+    npz = stage(sidecar(path), lambda f: np.savez_compressed(f, **arrays), binary=True, like=(path,))
+    try:
+        doc = stage(path, lambda f: f.write(text), like=(sidecar(path),))
+    except BaseException:
+        os.unlink(npz)
+        raise
+    publish([(npz, sidecar(path)), (doc, path)])
 
 
 def load(path: str) -> Profile:
-    """Read and validate a profile (the JSON only; see load_samples). Raises ProfileError."""
+    """Read and validate a profile (the JSON only; see Samples). Raises ProfileError."""
+    _regular(path, f"no profile at {path} (run `adcli profile SCRIPT` first)")
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
-    except FileNotFoundError:
-        raise ProfileError(f"no profile at {path} (run `adcli profile SCRIPT` first)") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ProfileError(f"cannot read {path}: {exc}") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         # a file cut short ends without closing its outermost object
-        what = "truncated" if not text.rstrip().endswith("}") else "corrupt"
+        what = "truncated" if not text.rstrip().endswith(("}", "]")) else "corrupt"
         raise ProfileError(f"{path} is not a valid profile ({what} JSON at line {exc.lineno}, column {exc.colno})") from None
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise ProfileError(f"{path} is not a valid profile ({exc})") from None
     except RecursionError:
         raise ProfileError(f"{path} is not a valid profile (nested too deeply)") from None
     return Profile.from_json(data, path)
 
 
-def load_samples(path: str) -> dict:
-    """The sample arrays of a profile, without unpickling anything."""
-    npz = sidecar(path)
-    if not os.path.exists(npz):
-        return {}
+def _regular(path: str, missing: str) -> bool:
+    """True if ``path`` is a regular file; raise ProfileError if it is anything else (a FIFO
+    or a device would block or never end); ``missing`` is the error for a path that is absent."""
     try:
-        with np.load(npz, allow_pickle=False) as data:
-            return {k: data[k] for k in data.files}
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-        raise ProfileError(f"cannot read the sample inputs {npz}: {exc}") from None
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise ProfileError(missing) from None
+    except OSError as exc:
+        raise ProfileError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ProfileError(f"cannot read {path}: it is not a regular file")
+    return True
+
+
+class Samples:
+    """A profile's sample arrays, read one by one when asked for (``get``), within the limits
+    above. A profile without a sidecar has no samples (``get`` returns the default)."""
+
+    def __init__(self, path: str, profile: Profile | None = None, limit: int = MAX_ARRAY_BYTES):
+        self.path = sidecar(path)
+        self.limit = limit
+        self.read = 0
+        self.members: dict = {}
+        self.zip = None
+        if not os.path.lexists(self.path):
+            return
+        _regular(self.path, f"no sample file {self.path}")
+        try:
+            self.zip = zipfile.ZipFile(self.path)
+            self.members = {i.filename[:-4]: i for i in self.zip.infolist() if i.filename.endswith(".npy")}
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+            raise ProfileError(f"cannot read the sample inputs {self.path}: {exc}") from None
+        if profile is not None and profile.pair:
+            got = self._array(PAIR_KEY) if PAIR_KEY in self.members else None
+            if got is None or got.shape != () or str(got) != profile.pair:
+                raise ProfileError(f"{self.path} belongs to another run than {path} (their pair ids differ): "
+                                   "re-run `adcli profile`, or remove the .npz to use the profile without samples")
+
+    def close(self) -> None:
+        if self.zip is not None:
+            self.zip.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def keys(self):
+        return [k for k in self.members if k != PAIR_KEY]
+
+    def get(self, key: str, default=None):
+        if key == PAIR_KEY or key not in self.members:
+            return default
+        return self._array(key)
+
+    def __getitem__(self, key: str):
+        value = self.get(key, _ABSENT)
+        if value is _ABSENT:
+            raise KeyError(key)
+        return value
+
+    def _array(self, key: str) -> np.ndarray:
+        info = self.members[key]
+        try:
+            with self.zip.open(info) as f:
+                version = np.lib.format.read_magic(f)
+                reader = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+                if version not in reader:
+                    raise ValueError(f"unsupported .npy version {version}")
+                shape, fortran, dtype = reader[version](f)
+                if dtype.hasobject:
+                    raise ValueError("an object array (adcli never unpickles)")
+                count = int(np.prod(shape, dtype=object))
+                nbytes = count * dtype.itemsize
+                if nbytes > self.limit - self.read:
+                    raise ValueError(f"array {key} declares {nbytes} bytes, over the limit of {self.limit}")
+                data = f.read(nbytes)
+        except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError,
+                RuntimeError, KeyError, TypeError, OverflowError) as exc:
+            raise ProfileError(f"cannot read the sample inputs {self.path}: {exc}") from None
+        if len(data) != nbytes:
+            raise ProfileError(f"cannot read the sample inputs {self.path}: array {key} is truncated")
+        self.read += nbytes
+        array = np.frombuffer(data, dtype=dtype, count=count)
+        return array.reshape(shape, order="F" if fortran else "C").copy()
+
+
+_ABSENT = object()
+
+
+def load_samples(path: str, profile: Profile | None = None) -> dict:
+    """Every sample array of a profile, read as ``Samples`` reads them (for small profiles and
+    tests; ``Samples`` reads only what is asked for)."""
+    with Samples(path, profile) as s:
+        return {k: s[k] for k in s.keys()}
+

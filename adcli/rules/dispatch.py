@@ -44,9 +44,8 @@ def dispatch(func):
         session = hooks._session
         if session is not None and session.recording():  # a profiler: the call joins its call tree
             if rule is not None:
-                return session.numpy_call(module, qualname, rule.source, args, kwargs, lambda a, k: rule(*a, **k),
-                                          func=func)
-            return session.numpy_call(module, qualname, "derived", args, kwargs, lambda a, k: func(*a, **k), func=func)
+                return session.numpy_call(module, qualname, rule.source, rule, True, args, kwargs, func=func)
+            return session.numpy_call(module, qualname, "derived", func, True, args, kwargs, func=func)
         if rule is not None:
             return rule(*args, **kwargs)
         return func(*args, **kwargs)
