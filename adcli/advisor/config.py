@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, field, fields
 
@@ -38,8 +39,8 @@ class Thresholds:
     def __post_init__(self):
         for f in fields(self):
             v = getattr(self, f.name)
-            if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0:
-                raise ThresholdError(f"threshold {f.name} must be a non-negative number, not {v!r}")
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or v < 0:
+                raise ThresholdError(f"threshold {f.name} must be a finite non-negative number, not {v!r}")
         if self.import_burden > self.handwrite_burden:
             raise ThresholdError(
                 f"contradictory thresholds: import_burden {self.import_burden} exceeds handwrite_burden "
@@ -63,9 +64,12 @@ def from_pyproject(start: str = ".") -> dict:
         if os.path.isfile(path):
             try:
                 with open(path, "rb") as f:
-                    table = tomllib.load(f).get("tool", {}).get("adcli", {})
-            except (OSError, tomllib.TOMLDecodeError) as exc:
+                    tool = tomllib.load(f).get("tool", {})
+                table = tool.get("adcli", {}) if isinstance(tool, dict) else None
+            except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
                 raise ThresholdError(f"cannot read [tool.adcli] from {path}: {exc}") from None
+            if table is None:
+                raise ThresholdError(f"{path}: [tool] must be a table")
             if not isinstance(table, dict):
                 raise ThresholdError(f"{path}: [tool.adcli] must be a table")
             known = {f.name for f in fields(Thresholds)}
