@@ -112,10 +112,7 @@ def load_rules_file(path: str):
     except SyntaxError as exc:
         raise RulesFileError(f"{exc.filename}:{exc.lineno}: syntax error: {exc.msg}") from None
     except AdcliError as exc:
-        tb = traceback.extract_tb(exc.__traceback__)
-        line = next((f"{fr.filename}:{fr.lineno}" for fr in reversed(tb) if fr.filename == os.path.abspath(path)
-                     or fr.filename == path), path)
-        raise RulesFileError(f"{line}: {exc}") from None
+        raise RulesFileError(f"{_line_in(exc, os.path.abspath(path)) or path}: {exc}") from None
     declared = [r for r in declared_rules() if id(r) not in before]
     return module, declared
 

@@ -10,12 +10,12 @@ import json
 from rich.table import Table
 
 from .. import __version__
+from ..app.profiling import SORTS
 from ..profiler.model import CallTree, Profile, SignatureStats
 from ..units import DASH, duration, human_bytes, ms
 from .console import capture
 from .text import md_cell, md_code_cell, safe
 
-SORTS = ("time", "allocations")
 SPEEDSCOPE_SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 
 # --- cells ------------------------------------------------------------------------------------
