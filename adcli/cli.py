@@ -18,13 +18,14 @@ from .advisor.choose import SORTS as ADVICE_SORTS
 from .advisor.config import Thresholds
 from .app.profiling import SORTS as PROFILE_SORTS
 from .errors import AdcliError
-from .profiler.api import NoGradientError, report_error
+from .profiler.api import DEFAULT_SAMPLE_BUDGET, NoGradientError, report_error
 from .render import formats, render
 from .render.check import summary_line
 from .render.profile import render_speedscope
 from .render.progress import progress_callback
 from .render.text import safe
 from .rules.listing import SOURCES
+from .units import human_bytes, parse_bytes
 
 
 class _Group(click.Group):
@@ -91,6 +92,20 @@ def rules_show(name: str, fmt: str) -> None:
     click.echo(render(app.rules_show(name), fmt))
 
 
+class Size(click.ParamType):
+    """A number of bytes written as "100MB", "1.5GB", "2GiB" or "0"."""
+
+    name = "SIZE"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_bytes(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
 @cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("-m", "module", metavar="MODULE", default=None, help="Run a module as a script, as `python -m`.")
 @click.option("-o", "--output", default="adcli-profile.json", show_default=True,
@@ -105,10 +120,13 @@ def rules_show(name: str, fmt: str) -> None:
 @click.option("--sort", type=click.Choice(PROFILE_SORTS), default="time", show_default=True,
               help="Rank the summary by gradient time or by bytes allocated.")
 @click.option("--no-replay", is_flag=True, help="Skip the isolated replays (faster; no primal or import costs).")
+@click.option("--sample-budget", type=Size(), default=human_bytes(DEFAULT_SAMPLE_BUDGET).replace(" ", ""),
+              show_default=True, help="Bytes of sample inputs kept in all (0: none; replays need samples).")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 @click.argument("script", required=False)
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def profile(module, output, rules_files, include, exclude, top, sort, no_replay, force, script, args) -> None:
+def profile(module, output, rules_files, include, exclude, top, sort, no_replay, sample_budget, force, script,
+            args) -> None:
     """Run SCRIPT (or -m MODULE) and profile every gradient it takes.
 
     Options after SCRIPT belong to the script, as with cProfile and pyinstrument.
@@ -119,7 +137,7 @@ def profile(module, output, rules_files, include, exclude, top, sort, no_replay,
     with progress_callback() as progress:
         done = app.profile(target, argv, module=module is not None, output=output, rules=rules_files,
                            include=include, exclude=exclude, replays=not no_replay, force=force, top=top, sort=sort,
-                           progress=progress)
+                           sample_budget=sample_budget, progress=progress)
     report_error(done.run)
     data = done.view.profile
     click.echo(render(done.view, "table"))

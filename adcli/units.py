@@ -54,3 +54,20 @@ def safe(text) -> str:
     """``text`` (from a profile, a program, an error) with every control character written as
     a Python escape (``\\x1b``): one line, nothing a terminal would act on."""
     return _UNSAFE.sub(lambda m: m.group(0).encode("unicode_escape", "backslashreplace").decode("ascii"), str(text))
+
+
+_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgt]i?b?|b)?\s*", re.IGNORECASE)
+_SCALE = {"": 1, "b": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12,
+          "ki": 2**10, "mi": 2**20, "gi": 2**30, "ti": 2**40}
+
+
+def parse_bytes(text: str) -> int:
+    """A size as a user writes it, in the units ``human_bytes`` prints: "100MB", "1.5 GB",
+    "512kB", "2GiB", "0". Raises ValueError for anything else."""
+    m = _SIZE.fullmatch(text)
+    if not m:
+        raise ValueError(f"{text!r} is not a size (e.g. 100MB, 1.5GB, 0)")
+    size = float(m.group(1)) * _SCALE[(m.group(2) or "").lower().rstrip("b")]
+    if size > 2**63:
+        raise ValueError(f"{text[:20]!r}... is too large a size" if len(text) > 20 else f"{text!r} is too large a size")
+    return int(size)

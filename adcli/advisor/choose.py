@@ -107,6 +107,9 @@ def _options(c: Cost, factor: float, basis: str, th: Thresholds, total: float) -
         opts.append(_Option(HAND_WRITE, hand, False, None, th.handwrite_burden * total,
                             [f"a hand-written rule is estimated at {duration(hand)} per call ({basis}); "
                              f"derived costs {duration(D)}, primal {duration(P)}"]))
+    elif not c.measured and c.replay_error:
+        notes.append(f"its replay measured nothing ({c.replay_error}), so its primal cost is unknown and a "
+                     "hand-written rule cannot be estimated")
     elif not c.measured:
         notes.append("it was not replayed (outside the signatures covering most of the time), so its primal cost "
                      "is unknown and a hand-written rule cannot be estimated")

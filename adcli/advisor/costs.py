@@ -27,6 +27,7 @@ class Cost:
     direct_bytes: int | None = None  # what a direct rule must allocate (output + gradients), per call
     direct_floor_s: float | None = None  # a minimal direct rule's time per call: the engine's floor
     derived_peak_bytes: int | None = None
+    replay_error: str | None = None  # why a replay measured nothing (the first profile's reason)
     _weight: float = 0.0
 
     @property
@@ -60,6 +61,8 @@ def aggregate(profiles: list[Profile]) -> tuple[dict, float]:
             c.gradient_s += s.gradient_s
             c.alloc_bytes += s.allocs.bytes
             r = s.replay
+            if r is not None and not r.measured and r.error and c.replay_error is None:
+                c.replay_error = r.error
             if r is not None and r.measured:
                 # calls-weighted mean of the replayed per-call costs across profiles
                 w = max(s.calls, 1)

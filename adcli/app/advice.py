@@ -40,5 +40,7 @@ def advise(paths=(), options: dict | None = None, sort: str = "saving", show_all
     loaded = [load(p) for p in (paths or (DEFAULT_PROFILE,))]
     if not any(p.signatures for p in loaded):
         raise ProfileError("the profile is empty: it recorded no signature (did the program take a gradient?)")
+    if not sum(p.totals.gradient_s for p in loaded) > 0:
+        raise ProfileError("the profile records no gradient time (did every gradient fail?): nothing to weigh a rule against")
     suggestions, summary = suggest(loaded, th, sort=sort)
     return Advice(suggestions, summary, th, show_all)

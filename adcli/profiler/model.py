@@ -14,12 +14,13 @@ Version 2 is written. Version 1 files are read: their import trials' ``agrees`` 
 from __future__ import annotations
 
 import enum
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.signature import Signature
 from ..errors import AdcliError
+from ..units import safe
+from .fields import CHECKS, KIND_NAMES, MAX_COUNT, is_count, is_int, is_pair
 from .samples import malformed
 
 SCHEMA = "adcli-profile"
@@ -258,23 +259,23 @@ class _Reader:
         self.version = VERSION
 
     def fail(self, where: str, what: str):
-        raise ProfileError(f"{self.path}: {where} {what}")
+        # ``where`` may quote a key from the file, ``what`` its text: escaped to one line
+        raise ProfileError(safe(f"{self.path}: {where} {what}"))
 
     def get(self, obj: dict, key: str, kind, where: str, default=...):
         v = obj.get(key, default) if default is not ... else obj.get(key)
         if v is None and default is None:
             return None
-        ok = {int: _is_int, float: _is_number, str: lambda x: isinstance(x, str), bool: lambda x: isinstance(x, bool),
-              dict: lambda x: isinstance(x, dict), list: lambda x: isinstance(x, list)}[kind](v)
+        ok = CHECKS[kind](v)
         if not ok:
-            self.fail(f"field {where + key!r}", f"is missing or not {_KIND_NAMES[kind]}")
+            self.fail(f"field {where + key!r}", f"is missing or not {KIND_NAMES[kind]}")
         return float(v) if kind is float else v
 
     def profile(self, data) -> Profile:
         if not isinstance(data, dict) or data.get("schema") != SCHEMA:
             raise ProfileError(f"{self.path} is not an adcli profile (no 'schema': '{SCHEMA}' field)")
         version = data.get("version")
-        if not _is_int(version) or version < 1:
+        if not is_int(version) or version < 1:
             raise ProfileError(f"{self.path}: 'version' must be a positive integer")
         if version > VERSION:
             raise ProfileError(
@@ -297,7 +298,7 @@ class _Reader:
             totals=totals, signatures=signatures,
             tree=self.tree(self.get(data, "tree", list if self.version >= 2 else dict, ""), ids | {0}),
             command=command, partial=self.get(data, "partial", bool, "", False),
-            exit_status=self.get(data, "exit_status", int, "", 0),
+            exit_status=self.exit_status(data),
             replay_s=self.get(data, "replay_s", float, "", 0.0), **meta)
 
     def signature(self, s, where: str) -> SignatureStats:
@@ -316,12 +317,18 @@ class _Reader:
             self.fail(f"field '{where}served_by'", f"must be one of {', '.join(SOURCES)}")
         sid = self.get(s, "id", int, where)
         counts = self.get(s, "served_counts", dict, where, {served: 0})
-        if not all(k in SOURCES and _is_int(v) for k, v in counts.items()):
+        if not all(k in SOURCES and is_count(v) for k, v in counts.items()):
             self.fail(f"field '{where}served_counts'", "must map rule kinds to counts")
         return SignatureStats(
             id=sid, signature=sig, kind=kind, served_by=served, served_counts=dict(counts),
             location=self.get(s, "location", str, where, ""), replay=self.replay(s.get("replay"), f"{where}replay"),
             sample=self.sample(s.get("sample"), f"{where}sample"), **self.measured(s, where, required=True))
+
+    def exit_status(self, data: dict) -> int:
+        v = data.get("exit_status", 0)
+        if not (is_int(v) and -MAX_COUNT <= v <= MAX_COUNT):  # sys.exit(n) takes any integer
+            self.fail("field 'exit_status'", "must be an integer")
+        return v
 
     def measured(self, m: dict, where: str, required: bool) -> dict:
         """The Measured fields of a signature (times, calls and counts required) or a tree node."""
@@ -334,7 +341,7 @@ class _Reader:
         return out
 
     def allocs(self, a, where: str) -> Allocs:
-        if not (isinstance(a, dict) and all(_pair(a.get(k)) for k in ("forward", "reverse"))):
+        if not (isinstance(a, dict) and all(is_pair(a.get(k)) for k in ("forward", "reverse"))):
             self.fail(f"field {where!r}", "must hold forward and reverse [count, bytes] pairs of integers")
         return Allocs(tuple(a["forward"]), tuple(a["reverse"]))
 
@@ -394,8 +401,9 @@ class _Reader:
         nodes: list = []
         for i, node in enumerate(tree):
             parent = node.get("parent", -1) if isinstance(node, dict) else -1
-            ok = (parent is None) if i == 0 else (_is_int(parent) and 0 <= parent < i)
-            if not ok or node.get("sig") not in ids or (i == 0) != (node.get("sig") == 0):
+            ok = (parent is None) if i == 0 else (is_int(parent) and 0 <= parent < i)
+            sig = node.get("sig") if ok else None
+            if not ok or not is_int(sig) or sig not in ids or (i == 0) != (sig == 0):
                 self.fail(f"the call tree node [{i}]", "is malformed")
             t = CallTree(sig=node["sig"], **self.measured(node, f"tree[{i}].", required=False))
             if i:
@@ -409,7 +417,8 @@ class _Reader:
         stack = [(root, None)]  # iterative: a deep (or hostile) tree must not exhaust Python's stack
         while stack:
             node, parent = stack.pop()
-            if not isinstance(node, dict) or node.get("sig") not in ids or not isinstance(node.get("children"), list):
+            if not isinstance(node, dict) or not is_int(node.get("sig")) or node["sig"] not in ids \
+                    or not isinstance(node.get("children"), list):
                 self.fail("the call tree", "is malformed")
             t = CallTree(sig=node["sig"], **self.measured(node, "tree node.", required=False))
             if parent is None:
@@ -421,17 +430,3 @@ class _Reader:
 
 
 _NO_ALLOCS = {"forward": [0, 0], "reverse": [0, 0]}
-_KIND_NAMES = {int: "an integer", float: "a finite number", str: "a string", bool: "true or false",
-               dict: "an object", list: "a list"}
-
-
-def _is_int(x) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
-def _is_number(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-
-
-def _pair(x) -> bool:
-    return isinstance(x, list) and len(x) == 2 and all(_is_int(v) and v >= 0 for v in x)

@@ -145,16 +145,19 @@ class Samples:
                 count = int(np.prod(shape, dtype=object))
                 nbytes = count * dtype.itemsize
                 if nbytes > self.limit - self.read:
-                    raise ValueError(f"array {key} declares {nbytes} bytes, over the limit of {self.limit}")
+                    raise ValueError(f"array {key!r} declares {nbytes} bytes, over the limit of {self.limit}")
                 data = f.read(nbytes)
         except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError,
                 RuntimeError, KeyError, TypeError, OverflowError) as exc:
             raise ProfileError(f"cannot read the sample inputs {self.path}: {exc}") from None
         if len(data) != nbytes:
-            raise ProfileError(f"cannot read the sample inputs {self.path}: array {key} is truncated")
+            raise ProfileError(f"cannot read the sample inputs {self.path}: array {key!r} is truncated")
         self.read += nbytes
-        array = np.frombuffer(data, dtype=dtype, count=count)
-        return array.reshape(shape, order="F" if fortran else "C").copy()
+        try:
+            array = np.frombuffer(data, dtype=dtype, count=count).reshape(shape, order="F" if fortran else "C")
+        except ValueError as exc:  # e.g. an empty array whose other dimensions overflow
+            raise ProfileError(f"cannot read the sample inputs {self.path}: array {key!r}: {exc}") from None
+        return array.copy()
 
 
 _ABSENT = object()

@@ -12,7 +12,7 @@ def stats(id, signature, *, kind=None, served_by="derived", calls=10, time=0.1, 
     """One signatures[] entry; ``derived``/``primal`` make a replay (None: not replayed)."""
     replay = None
     if derived is not None:
-        replay = {"primal_s": primal, "derived_s": derived, "ratio": derived / primal, "repeats": 5,
+        replay = {"primal_s": primal, "derived_s": derived, "ratio": derived / primal if primal else None, "repeats": 5,
                   "derived_peak_bytes": None, "direct_bytes": None, "direct_floor_s": None, "imports": list(imports)}
     zero = {"forward": [0, 0], "reverse": [0, 0]}
     return {
