@@ -51,7 +51,7 @@ def show(path: str, top: int = 10, sort: str = "time") -> ProfileView:
 def check_speedscope_target(out: str, profile: str, force: bool) -> None:
     """Refuse before anything is printed: never over the profile itself, never over a file
     without ``force``."""
-    if os.path.lexists(out) and os.path.exists(profile) and os.path.samefile(out, profile):
+    if os.path.exists(out) and os.path.exists(profile) and os.path.samefile(out, profile):
         raise OutputError(f"refusing to write the speedscope file over the profile itself ({out})")
     check_writable(out, force)
 

@@ -72,9 +72,9 @@ def profile_program(target: str, argv: list, *, module: bool = False, output: st
         run = RunResult(exit_status=status if isinstance(status, int) else 1, hard_exit=True)
         try:
             profile, samples = finished(run)
-            where = save_or_fallback(profile, output, samples)
+            where, problem = save_or_fallback(profile, output, samples)
             sys.stderr.write(f"adcli: the program called os._exit({status!r}): profile written to {where} "
-                             "(partial, no replays)\n")
+                             f"(partial, no replays){'; ' + problem if problem else ''}\n")
         except NoGradientError as exc:
             sys.stderr.write(f"adcli: the program called os._exit({status!r}): {exc}\n")
         sys.stderr.flush()
@@ -90,27 +90,33 @@ def profile_program(target: str, argv: list, *, module: bool = False, output: st
             profile.exit_status = run.exit_status = 130
             run.interrupted = True
         profile.replay_s = time.perf_counter() - t0
-    where = save_or_fallback(profile, output, samples)
-    if where != output:
-        raise ProfileSavedElsewhere(f"cannot write {output}; the profile was saved to {where} instead")
+    where, problem = save_or_fallback(profile, output, samples)
+    if problem:
+        raise ProfileSavedElsewhere(f"{problem}; the profile was saved to {where} instead", where)
     return profile, run
 
 
 class ProfileSavedElsewhere(AdcliError):
     """The profile could not be written where asked; it was saved to a temporary file."""
 
+    def __init__(self, message: str, where: str):
+        super().__init__(message)
+        self.where = where
 
-def save_or_fallback(profile: Profile, output: str, samples: dict) -> str:
-    """Save the profile to ``output``, or, if that fails, to a new temporary file (a finished
-    run is never lost); returns where it went."""
+
+def save_or_fallback(profile: Profile, output: str, samples: dict) -> tuple[str, str | None]:
+    """Save the profile to ``output``, or, if that fails (a full disk, a folder gone), to a new
+    temporary file: a finished run is never lost. Returns where it went, and why not to
+    ``output`` (None if it did)."""
     try:
         save(profile, output, samples)
-        return output
-    except (OutputError, OSError):
+        return output, None
+    except (OutputError, OSError) as exc:
+        problem = str(exc) if isinstance(exc, OutputError) else f"cannot write {output}: {exc.strerror or exc}"
         fd, fallback = tempfile.mkstemp(prefix="adcli-profile-", suffix=".json")
         os.close(fd)
         save(profile, fallback, samples)
-        return fallback
+        return fallback, problem
 
 
 def _replays(profile: Profile, session: Session, budget: float, progress) -> None:

@@ -11,7 +11,6 @@ from ..engine.descriptors import describe
 SCALAR_DTYPES = {np.dtype(c).name for c in "?bhilqBHILQefd"}
 
 
-
 def encode(v, key: str, arrays: dict):
     """A sample value as JSON data: arrays into ``arrays`` (saved in the .npz) under ``key``,
     numbers and strings inline, containers item by item; anything else by its descriptor."""
@@ -42,9 +41,13 @@ def decode(entry, arrays: dict, missing=None):
         if "dtype" not in entry:
             return v
         try:
-            return np.dtype(entry["dtype"]).type(v)
-        except (OverflowError, ValueError, TypeError):  # a value its dtype cannot hold
+            with np.errstate(over="raise", invalid="raise"):
+                x = np.dtype(entry["dtype"]).type(v)
+        except (OverflowError, ValueError, TypeError, FloatingPointError):  # a value its dtype cannot hold
             return missing
+        back = x.item()
+        # only what encode wrote: the value its dtype holds exactly (1.5 as int64 is not 1)
+        return x if v is not None and (back == v or (back != back and v != v)) else missing
     for kind, build in (("list", list), ("tuple", tuple)):
         if kind in entry:
             items = [decode(x, arrays, missing) for x in entry[kind]]

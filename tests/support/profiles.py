@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 
 
 def stats(id, signature, *, kind=None, served_by="derived", calls=10, time=0.1, derived=0.01, primal=0.002,
@@ -44,3 +46,32 @@ def write(path, doc) -> str:
     with open(path, "w", encoding="utf-8") as f:
         json.dump(doc, f)
     return os.fspath(path)
+
+
+# --- running programs and saving profiles, for the tests of profile files --------------------
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPTS = os.path.join(ROOT, "tests", "support", "scripts")
+
+
+def script(name: str) -> str:
+    """The path of a test program in tests/support/scripts."""
+    return os.path.join(SCRIPTS, name)
+
+
+def run_adcli(*args, cwd, timeout=300):
+    """``python -m adcli ARGS`` in ``cwd`` (a real process: exits, forks and signals are real)."""
+    return subprocess.run([sys.executable, "-m", "adcli", *args], cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": ROOT}, timeout=timeout)
+
+
+def saved(folder, name="p.json") -> str:
+    """A profile with one sample array, saved as a pair in ``folder``; its path."""
+    import numpy as np
+
+    from adcli.profiler import store
+    from adcli.profiler.model import Profile
+
+    path = os.path.join(folder, name)
+    store.save(Profile.from_json(document([stats(1, "numpy.sum(f64[1d])")])), path, {"s1_a0": np.ones(3)})
+    return path
