@@ -165,7 +165,11 @@ def test_imports_end_to_end_on_a_workload(tmp_path):
     [outer] = [s for s in load_json(after)["signatures"] if s["signature"] == "numpy.outer(f64[1d], f64[1d])"]
     assert outer["served_by"] == "imported"  # the exported rule is used
     result = json.loads(invoke("compare", before, after, "--format", "json").output)
-    assert result["total_after_s"] < result["total_before_s"]  # and the gradient time falls
+    # compare shows the change of server (whether the time falls is the benchmark's to measure:
+    # a 1 ms gradient on a shared machine is not a stable unit test)
+    [row] = [r for r in result["rows"] if r["signature"] == "numpy.outer(f64[1d], f64[1d])"]
+    assert (row["before_served_by"], row["after_served_by"]) == ("derived", "imported")
+    assert row["before_s"] > 0 and row["after_s"] > 0 and result["gradients"] == [1, 1]
 
 
 @pytest.mark.parametrize("script", sorted(f for f in os.listdir(os.path.join(ROOT, "profiles")) if f.endswith(".py")))
