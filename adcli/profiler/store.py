@@ -6,8 +6,9 @@ the samples checks it, so a JSON from one run is never read with another run's a
 
 Loading never executes code and never trusts a size: the JSON is parsed and validated by
 ``Profile.from_json``; the sidecar must be a regular zip file, each array is read only when a
-sample needs it, its ``.npy`` header is checked (no object dtype, at most ``MAX_ARRAY_BYTES``)
-before any data is decompressed, and at most that many bytes are decompressed in all.
+sample needs it, only if stored or deflated (decompressed in bounded steps), its ``.npy`` header
+is checked (no object dtype, at most ``MAX_ARRAY_BYTES``) before any data is decompressed, and at
+most that many bytes are decompressed in all.
 """
 
 from __future__ import annotations
@@ -133,6 +134,9 @@ class Samples:
 
     def _array(self, key: str) -> np.ndarray:
         info = self.members[key]
+        if info.compress_type not in _BOUNDED:
+            raise ProfileError(f"cannot read the sample inputs {self.path}: array {key!r} is compressed in a way "
+                               "adcli does not read (only stored or deflated members, as numpy.savez writes)")
         try:
             with self.zip.open(info) as f:
                 version = np.lib.format.read_magic(f)
@@ -161,6 +165,9 @@ class Samples:
 
 
 _ABSENT = object()
+# zipfile decompresses these members in bounded steps; a bzip2 or LZMA member is expanded
+# whole on its first read, so a 10 kB member could take gigabytes before any size is checked
+_BOUNDED = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)
 
 
 def load_samples(path: str, profile: Profile | None = None) -> dict:
