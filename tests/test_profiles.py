@@ -26,6 +26,8 @@ EXPECTED = {
     "sum_1000.py", "sum_loop_1000.py", "sum_sin_1000.py", "sum_sin_loop_1000.py", "kron_sum.py",
     "kron_view_sum.py", "naive_map_sin_cos_exp.py", "map_sin_cos_exp.py", "broadcast_sin_cos_exp.py",
     "simple_mlp.py", "gp_lml.py", "large_single_block.py", "logistic_regression.py", "mlp_dict.py", "rk4_ode.py",
+    "stencil_roll.py", "hmm_forward.py", "bayes_logreg.py", "rnn.py", "gp_hyper.py", "batchnorm_mlp.py",
+    "loop_helper_loss.py",
 }
 
 

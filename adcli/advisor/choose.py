@@ -1,17 +1,22 @@
-"""Choose the rule set over the call tree and explain it (docs/advisor.md).
+"""Choose the rule set in two tiers and explain it (docs/advisor.md).
 
 For a signature served by a derived rule, with derived cost D per call, primal P, and calls c:
 
 * **import**: a library rule that agreed with the derived gradient on the samples, measured
   cost R: saving c * (D - R);
-* **hand-write**: estimated cost H = factor * P (factor calibrated on the imports measured in
-  the same profiles, costs.calibrate): saving c * (D - H), marked as estimated;
+* **hand-write**: estimated cost H from the decomposition of D (costs.Cost): the primal with
+  the engine's cost of one rule call, plus the pullbacks' work that scales with data; saving
+  c * (D - H), marked as estimated;
 * **keep derived** otherwise.
 
-An action is worth it when its saving is at least its burden (a share of the total gradient
-time, lower for an import than for a hand-written rule). A rule on a caller makes rules on its
-callees moot, so the set is chosen by a dynamic program over the merged call tree:
-best(node) = max(gain(node) - burden(node), sum of best(child)).
+An action is worth it when its saving is at least its burden: a share of the total gradient
+time, lower for an import, and growing with the size of a hand-written rule.
+
+Tier 1, **library** (NumPy and SciPy callables): each signature on its own, since its rule
+serves every program. Tier 2, **user functions**: what is left once the library tier is
+applied (a user function is never credited with what an import inside it saves), chosen over
+the merged call tree, preferring the innermost functions that together save ``nest_share`` of
+what their caller's rule would.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from .costs import Cost, aggregate, calibrate, merged_tree
 
 ACTIONS = ("hand-write", "import", "keep-derived")
 HAND_WRITE, IMPORT, KEEP_DERIVED = ACTIONS
+TIERS = ("library", "user")
+LIBRARY, USER = TIERS
 SORTS = ("saving", "time", "allocations")
 
 
@@ -47,6 +54,8 @@ class Suggestion:
     allocs_rule_bytes: int | None
     reasons: list = field(default_factory=list)
     rule: str | None = None
+    tier: str = USER
+    decomposition: dict | None = None  # derived_s split: primal_s, pullback_s, machinery_s, ...
 
     @property
     def function(self) -> str:
@@ -71,17 +80,39 @@ class _Option:
     peak_bytes: int | None = None  # an import's measured peak memory per call
 
 
-def _options(c: Cost, factor: float, basis: str, th: Thresholds, total: float) -> tuple[list, list]:
-    """The actions open to one derived signature, and reasons for those closed."""
-    opts, notes = [], []
-    D, P = c.derived_s, c.primal_s
-    # a hand-written rule: the measured floor of serving any rule for this call (the primal, one
-    # gradient array per argument, the engine's per-call cost) plus the rest of its work, scaled
-    # from the primal; without a measured floor, factor * P
+def _parts(c: Cost) -> str | None:
+    """The decomposition of the derived cost, as a clause of a reason."""
+    if not c.decomposed:
+        return None
+    return (f"derived {duration(c.derived_s)} per call = {duration(c.primal_s)} primal + {duration(c.pullback_s)} "
+            f"pullbacks ({c.nodes} tape nodes) + {duration(c.machinery_s)} engine machinery")
+
+
+def _hand_cost(c: Cost, factor: float, basis: str) -> tuple[float | None, str]:
+    """A hand-written rule's estimated cost per call, and how it was estimated."""
+    P = c.primal_s
+    if c.decomposed:
+        floor = c.direct_floor_s or (P + c.rule_call_s)
+        hand = floor + c.vector_pullback_s
+        how = "measured with a minimal rule" if c.direct_floor_s else f"the primal + {duration(c.rule_call_s)} per rule call"
+        return hand, (f"a hand-written rule is estimated at {duration(hand)} per call: {duration(floor)} to serve the "
+                      f"primal ({how}) + {duration(c.vector_pullback_s)} of pullback work that scales with data (the "
+                      f"other {duration(c.pullback_s - c.vector_pullback_s)} is per-operation cost a vectorised rule "
+                      "does not pay)")
+    # a profile without the decomposition: the floor of serving any rule plus the rest of its
+    # work scaled from the primal, with the factor calibrated on the measured imports
     if P and c.direct_floor_s:
         hand = c.direct_floor_s + max(factor - 1.0, 0.0) * P
     else:
         hand = factor * P if P else None
+    return hand, f"a hand-written rule is estimated at {duration(hand)} per call ({basis})"
+
+
+def _options(c: Cost, factor: float, basis: str, th: Thresholds, total: float) -> tuple[list, list]:
+    """The actions open to one derived signature, and reasons for those closed."""
+    opts, notes = [], []
+    D, P = c.derived_s, c.primal_s
+    hand, hand_text = _hand_cost(c, factor, basis)
     best = c.best_import()
     for bad in c.disagreeing_imports():
         notes.append(f"WARNING: {bad.rule} disagrees with the derived gradient on the samples ({bad.error or ''}); "
@@ -95,7 +126,7 @@ def _options(c: Cost, factor: float, basis: str, th: Thresholds, total: float) -
                          "one gradient per argument): importing is not the best way")
         elif hand is not None and R > th.import_tolerance * hand:
             notes.append(f"{best.rule} is measured at {duration(R)} per call, over {th.import_tolerance:g}x the "
-                         f"{duration(hand)} a direct rule is estimated to cost ({basis}): importing is not the best way")
+                         f"{duration(hand)} a direct rule is estimated to cost: importing is not the best way")
         else:
             opts.append(_Option(IMPORT, R, True, best.rule, th.import_burden * total,
                                 [f"{best.rule} agrees with the derived gradient on the samples and measures "
@@ -104,9 +135,12 @@ def _options(c: Cost, factor: float, basis: str, th: Thresholds, total: float) -
         notes.append("no library rule exists for this callable" if c.kind == "numpy" else
                      "a user function: no library rule can exist")
     if hand is not None:
-        opts.append(_Option(HAND_WRITE, hand, False, None, th.handwrite_burden * total,
-                            [f"a hand-written rule is estimated at {duration(hand)} per call ({basis}); "
-                             f"derived costs {duration(D)}, primal {duration(P)}"]))
+        scale = 1.0 + c.size / th.burden_size
+        opts.append(_Option(HAND_WRITE, hand, False, None, th.handwrite_burden * scale * total,
+                            [hand_text + ("" if c.decomposed else f"; derived costs {duration(D)}, primal {duration(P)}"),
+                             f"its burden is {th.handwrite_burden * scale:.0%} of the gradient time: "
+                             f"{th.handwrite_burden:.0%} x (1 + size {c.size:.0f} / {th.burden_size:g}), the size being "
+                             f"{c.operations or 1} operation(s) + {c.arguments} argument(s) + {c.lines or 0} line(s) / 5"]))
     elif not c.measured and c.replay_error:
         notes.append(f"its replay measured nothing ({c.replay_error}), so its primal cost is unknown and a "
                      "hand-written rule cannot be estimated")
@@ -116,36 +150,60 @@ def _options(c: Cost, factor: float, basis: str, th: Thresholds, total: float) -
     return opts, notes
 
 
+def _best(c: Cost, opts: list, calls: int, credited: float = 0.0):
+    """The option with the largest net saving (gain - burden) over ``calls`` calls, less what
+    the library tier already saves inside them (``credited``): (option, gain, net) or None."""
+    out = None
+    for opt in opts:
+        gain = calls * (c.derived_s - opt.cost) - credited
+        net = gain - opt.burden
+        if net >= 0 and gain > 0 and (out is None or net > out[2]):
+            out = (opt, gain, net)
+    return out
+
+
 def suggest(profiles: list[Profile], th: Thresholds | None = None, sort: str = "saving") -> tuple[list[Suggestion], dict]:
-    """Suggestions for every derived signature (keep-derived ones included), best first, and a
-    summary dict (total gradient time, the hand-write factor and its basis)."""
+    """Suggestions for every derived signature (keep-derived ones included), library tier
+    first, best first within a tier, and a summary dict."""
     th = th or Thresholds()
     costs, total = aggregate(profiles)
     factor, basis = calibrate(costs, th.fallback_factor)
     derived = {s: c for s, c in costs.items() if c.served_by == "derived" and c.derived_s is not None}
     options = {s: _options(c, factor, basis, th, total) for s, c in derived.items()}
+
+    # Tier 1: library signatures, each on its own (its rule serves every call, in every program).
+    library = {s: _best(c, options[s][0], c.calls) for s, c in derived.items() if c.kind == "numpy"}
+    per_call = {s: c.derived_s - library[s][0].cost for s, c in derived.items() if library.get(s)}
+
+    # Tier 2: user functions, on what the library tier leaves. Bottom-up: value(node) is the best
+    # net saving in its subtree; a node's own rule wins unless the rules inside it save at least
+    # nest_share of its own (smaller rules are the lighter burden), or more.
     tree = merged_tree(profiles)
 
-    # Pass 1 (bottom-up, no side effects): value(node) = max(net(node), sum of value(children)),
-    # remembering which side won.
-    def value(name: str, node: dict) -> float:
-        below = sum(value(k, v) for k, v in node["children"].items())
-        node["_pick"] = None
-        if name in options:
-            c = derived[name]
-            for opt in options[name][0]:
-                gain = node["calls"] * (c.derived_s - opt.cost)
-                net = gain - opt.burden
-                if net >= 0 and net >= below and (node["_pick"] is None or net > node["_pick"][2]):
-                    node["_pick"] = (opt, gain, net)
-        return node["_pick"][2] if node["_pick"] is not None else below
+    def value(name: str, node: dict) -> tuple[float, float]:
+        """(best net saving of user-tier rules in the subtree, library saving inside it)."""
+        below, inside = 0.0, 0.0
+        for k, v in node["children"].items():
+            b, i = value(k, v)
+            below, inside = below + b, inside + i
+        node["_pick"], node["_inside"] = None, inside
+        if name in per_call:
+            inside += node["calls"] * per_call[name]
+        c = derived.get(name)
+        if c is not None and c.kind != "numpy":
+            own = _best(c, options[name][0], node["calls"], node["_inside"])
+            if own is not None and own[2] >= below and below < th.nest_share * own[2]:
+                node["_pick"] = own
+                return own[2], inside
+        return below, inside
 
     for name, node in tree["children"].items():
         value(name, node)
 
-    # Pass 2 (top-down): take a node's own rule where it won, else look at its children.
+    # Top-down: take a node's own rule where it won, else look inside it.
     chosen: dict = {}  # signature -> (option, calls, gain), summed over the tree nodes chosen
     covered: dict = {}  # signature -> the chosen caller that makes a rule for it moot
+    passed: dict = {}  # signature -> (its own best (option, gain, net), what the rules inside it save)
     stack = [(k, v, None) for k, v in tree["children"].items()]
     while stack:
         name, node, owner = stack.pop()
@@ -159,46 +217,79 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None, sort: str = "
             chosen[name] = (opt, node["calls"] + (prev[1] if prev else 0), gain + (prev[2] if prev else 0.0))
             stack.extend((k, v, name) for k, v in node["children"].items())
         else:
+            c = derived.get(name)
+            if c is not None and c.kind != "numpy":
+                own = _best(c, options[name][0], node["calls"], node["_inside"])
+                if own is not None:
+                    passed.setdefault(name, own)
             stack.extend((k, v, None) for k, v in node["children"].items())
 
     out = []
     for name, c in derived.items():
         opts, notes = options[name]
-        if name in chosen:
-            opt, calls, gain = chosen[name]
-            reasons = opt.reasons + [f"saves {duration(gain)} per run ({gain / total:.0%} of the gradient time) against a "
-                                     f"burden threshold of {opt.burden / total:.0%}"] + notes
-            out.append(_suggestion(c, opt.action, opt, gain, total, reasons))
+        tier = LIBRARY if c.kind == "numpy" else USER
+        if tier == LIBRARY:
+            pick = library.get(name)  # (option, gain, net)
+        elif name in chosen:
+            pick = (chosen[name][0], chosen[name][2], None)
         else:
-            reasons = list(notes)
-            if name in covered:
-                reasons.insert(0, f"a rule suggested for its caller {covered[name]} covers it")
-            elif opts:
-                bestopt = max(opts, key=lambda o: c.calls * (c.derived_s - o.cost))
-                saving = c.calls * (c.derived_s - bestopt.cost)
-                if saving <= 0:
-                    considered = "; ".join(f"{o.action} {duration(o.cost)}{'' if o.measured else ' (estimated)'}" for o in opts)
-                    reasons.insert(0, f"no rule would be faster than the derived {duration(c.derived_s)} per call "
-                                      f"(considered: {considered})")
-                elif saving >= bestopt.burden:
-                    reasons.insert(0, f"a {bestopt.action} rule would save {duration(saving)} per run ({saving / total:.0%}), "
-                                      "but the rules suggested for the calls inside it save more (one or the other, "
-                                      "never both)")
-                else:
-                    reasons.insert(0, f"the best action ({bestopt.action}) would save {duration(saving)} per run "
-                                      f"({saving / total:.0%}), below its burden threshold of {bestopt.burden / total:.0%}")
-            out.append(_suggestion(c, KEEP_DERIVED, None, 0.0, total, reasons))
+            pick = None
+        parts = _parts(c)
+        lead = [parts] if parts else []
+        if pick is not None:
+            opt, gain = pick[0], pick[1]
+            credit = ""
+            if tier == USER and name in chosen:
+                inside = sum(n["_inside"] for n in _nodes(tree, name))
+                if inside > 0:
+                    credit = f", after the {duration(inside)} the library rules inside it save"
+            reasons = lead + opt.reasons + [f"saves {duration(gain)} per run ({gain / total:.0%} of the gradient time"
+                                            f"{credit}) against a burden of {opt.burden / total:.0%}"] + notes
+            out.append(_suggestion(c, opt.action, opt, gain, total, reasons, tier))
+            continue
+        reasons = lead + list(notes)
+        if name in covered:
+            reasons.insert(len(lead), f"a rule suggested for its caller {covered[name]} covers it")
+        elif name in passed:
+            own = passed[name]
+            reasons.insert(len(lead), f"a {own[0].action} rule for it would save {duration(own[1])} per run, but the "
+                                      "rules suggested for the functions it calls save at least "
+                                      f"{th.nest_share:.0%} of that: smaller rules are the lighter burden")
+        elif opts:
+            bestopt = max(opts, key=lambda o: c.calls * (c.derived_s - o.cost))
+            saving = c.calls * (c.derived_s - bestopt.cost)
+            if saving <= 0:
+                considered = "; ".join(f"{o.action} {duration(o.cost)}{'' if o.measured else ' (estimated)'}" for o in opts)
+                reasons.insert(len(lead), f"no rule would be faster than the derived {duration(c.derived_s)} per call "
+                                          f"(considered: {considered})")
+            else:
+                reasons.insert(len(lead), f"the best action ({bestopt.action}) would save at most {duration(saving)} per "
+                                          f"run ({saving / total:.0%}), below its burden of {bestopt.burden / total:.0%}")
+        out.append(_suggestion(c, KEEP_DERIVED, None, 0.0, total, reasons, tier))
     keys = {"saving": lambda s: (-s.saving_s, -(s.derived_s or 0) * s.calls),
             "time": lambda s: -(s.derived_s or 0) * s.calls,
             "allocations": lambda s: -s.allocs_derived_bytes}
-    out.sort(key=lambda s: (s.action == KEEP_DERIVED, keys[sort](s)))
+    out.sort(key=lambda s: (s.action == KEEP_DERIVED, s.tier != LIBRARY, keys[sort](s)))
     for i, s in enumerate(out, 1):
         s.rank = i
     return out, {"gradient_s": total, "factor": factor, "factor_basis": basis, "profiles": len(profiles),
-                 "signatures": len(costs), "derived": len(derived)}
+                 "signatures": len(costs), "derived": len(derived),
+                 "decomposed": sum(c.decomposed for c in derived.values())}
 
 
-def _suggestion(c: Cost, action: str, opt, gain: float, total: float, reasons: list) -> Suggestion:
+def _nodes(tree: dict, name: str) -> list:
+    """Every node of the merged tree for signature ``name``."""
+    out, stack = [], [tree]
+    while stack:
+        node = stack.pop()
+        for k, v in node["children"].items():
+            if k == name:
+                out.append(v)
+            stack.append(v)
+    return out
+
+
+def _suggestion(c: Cost, action: str, opt, gain: float, total: float, reasons: list, tier: str) -> Suggestion:
     return Suggestion(
         rank=0, signature=c.signature, action=action, calls=c.calls,
         derived_s=c.derived_s, primal_s=c.primal_s,
@@ -206,5 +297,8 @@ def _suggestion(c: Cost, action: str, opt, gain: float, total: float, reasons: l
         saving_s=gain, share=gain / total if total else 0.0,
         allocs_derived_bytes=int(c.alloc_per_call),
         allocs_rule_bytes=None if opt is None else (opt.peak_bytes if opt.action == IMPORT else c.direct_bytes),
-        reasons=reasons, rule=None if opt is None else opt.rule,
+        reasons=reasons, rule=None if opt is None else opt.rule, tier=tier,
+        decomposition=None if not c.decomposed else {
+            "primal_s": c.primal_s, "pullback_s": c.pullback_s, "vector_pullback_s": c.vector_pullback_s,
+            "machinery_s": c.machinery_s, "nodes": c.nodes, "operations": c.operations, "lines": c.lines},
     )

@@ -22,7 +22,11 @@ class Thresholds:
     direct rule is advised against; ``alloc_tolerance``: likewise for one whose peak memory is
     more than this multiple of what a direct rule must allocate (its output and one gradient per
     argument). ``fallback_factor``: the estimated cost of a hand-written
-    rule, as a multiple of the primal, when the profile has no measured import to calibrate on.
+    rule, as a multiple of the primal, when the profile has no measured import to calibrate on
+    (profiles without a cost decomposition). ``burden_size``: a hand-written rule's burden is
+    ``handwrite_burden * (1 + size / burden_size)``, its size being operations + arguments +
+    lines / 5. ``nest_share``: among nested candidates, the functions inside a caller are advised
+    instead of the caller when together they save at least this share of what its rule would.
     """
 
     import_burden: float = field(default=0.02, metadata={
@@ -35,6 +39,10 @@ class Thresholds:
         "help": "A hand-written rule's cost as a multiple of the primal when no import was measured"})
     alloc_tolerance: float = field(default=2.0, metadata={
         "help": "Advise against an import whose peak memory exceeds this multiple of a minimal direct rule's"})
+    burden_size: float = field(default=20.0, metadata={
+        "help": "A hand-written rule's size (operations + arguments + lines/5) at which its burden doubles"})
+    nest_share: float = field(default=0.8, metadata={
+        "help": "Advise the functions inside a caller when together they save this share of what its rule would"})
 
     def __post_init__(self):
         for f in fields(self):
@@ -48,6 +56,10 @@ class Thresholds:
             )
         if self.import_tolerance < 1.0:
             raise ThresholdError(f"import_tolerance {self.import_tolerance} below 1 would refuse every import")
+        if self.burden_size <= 0:
+            raise ThresholdError(f"burden_size {self.burden_size} must be positive")
+        if self.nest_share > 1.0:
+            raise ThresholdError(f"nest_share {self.nest_share} above 1 would never prefer a smaller function")
         if self.fallback_factor < 1.0:
             raise ThresholdError(f"fallback_factor {self.fallback_factor} below 1: a rule cannot be faster than its primal")
 

@@ -28,7 +28,35 @@ class Cost:
     direct_floor_s: float | None = None  # a minimal direct rule's time per call: the engine's floor
     derived_peak_bytes: int | None = None
     replay_error: str | None = None  # why a replay measured nothing (the first profile's reason)
+    # the decomposition of derived_s (profiler.decompose), per call; None without one
+    pullback_s: float | None = None
+    vector_pullback_s: float | None = None
+    rule_call_s: float | None = None
+    nodes: int | None = None
+    operations: int | None = None
+    lines: int | None = None
     _weight: float = 0.0
+
+    @property
+    def decomposed(self) -> bool:
+        return self.measured and self.pullback_s is not None and self.vector_pullback_s is not None
+
+    @property
+    def machinery_s(self) -> float | None:
+        """The engine's share of the derived cost: D - P - pullbacks (never negative)."""
+        if not self.decomposed:
+            return None
+        return max(self.derived_s - self.primal_s - self.pullback_s, 0.0)
+
+    @property
+    def arguments(self) -> int:
+        return len(self.signature.args) + len(self.signature.kwargs)
+
+    @property
+    def size(self) -> float:
+        """How much there is to write in a hand-written rule for it: its distinct operations,
+        its arguments and a fifth of its lines (docs/advisor.md § Burden)."""
+        return (self.operations or 1) + self.arguments + (self.lines or 0) / 5
 
     @property
     def alloc_per_call(self) -> float:
@@ -66,9 +94,18 @@ def aggregate(profiles: list[Profile]) -> tuple[dict, float]:
             if r is not None and r.measured:
                 # calls-weighted mean of the replayed per-call costs across profiles
                 w = max(s.calls, 1)
-                for attr, value in (("derived_s", r.derived_s), ("primal_s", r.primal_s)):
-                    old = getattr(c, attr) if c.measured else 0.0
+                parts = (r.pullback_s, r.vector_pullback_s, r.rule_call_s)
+                decomposed = None not in parts and (not c.measured or c.decomposed)
+                if not decomposed:  # a profile without the decomposition: none for the aggregate
+                    c.pullback_s = c.vector_pullback_s = c.rule_call_s = None
+                for attr, value in (("derived_s", r.derived_s), ("primal_s", r.primal_s),
+                                    *(zip(("pullback_s", "vector_pullback_s", "rule_call_s"), parts) if decomposed else ())):
+                    old = (getattr(c, attr) or 0.0) if c.measured else 0.0
                     setattr(c, attr, (old * c._weight + value * w) / (c._weight + w))
+                for attr in ("nodes", "operations", "lines"):
+                    value = getattr(r, attr)
+                    if value is not None:
+                        setattr(c, attr, max(getattr(c, attr) or 0, value))
                 c._weight += w
                 c.measured = True
                 c.imports += r.imports

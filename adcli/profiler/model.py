@@ -57,6 +57,10 @@ class ImportTrial:
                 "rule_peak_bytes": self.rule_peak_bytes, "verification": self.verification, "error": self.error}
 
 
+DECOMPOSITION = {"pullback_s": float, "vector_pullback_s": float, "nodes": int, "operations": int, "lines": int,
+                 "rule_call_s": float}
+
+
 @dataclass
 class Replay:
     """The isolated replay of one signature: a measurement, or ``error`` saying why not."""
@@ -69,6 +73,13 @@ class Replay:
     direct_floor_s: float | None = None  # seconds of that minimal direct rule: the engine's floor
     imports: list[ImportTrial] = field(default_factory=list)
     error: str | None = None
+    # what derived_s is made of (profiler.decompose; None in profiles from before it)
+    pullback_s: float | None = None  # the pullbacks' own time
+    vector_pullback_s: float | None = None  # the part of it that scales with data
+    nodes: int | None = None  # tape nodes per call
+    operations: int | None = None  # distinct kinds of operation recorded
+    lines: int | None = None  # source lines of a user function
+    rule_call_s: float | None = None  # what the engine adds to a call one rule serves
 
     @property
     def measured(self) -> bool:
@@ -84,7 +95,8 @@ class Replay:
             return {"error": self.error}
         return {"primal_s": self.primal_s, "derived_s": self.derived_s, "ratio": self.ratio, "repeats": self.repeats,
                 "derived_peak_bytes": self.derived_peak_bytes, "direct_bytes": self.direct_bytes,
-                "direct_floor_s": self.direct_floor_s, "imports": [i.to_json() for i in self.imports]}
+                "direct_floor_s": self.direct_floor_s, "imports": [i.to_json() for i in self.imports],
+                **{k: getattr(self, k) for k in DECOMPOSITION}}
 
 
 @dataclass
@@ -359,7 +371,8 @@ class _Reader:
             primal_s=self.get(r, "primal_s", float, w), derived_s=self.get(r, "derived_s", float, w),
             repeats=self.get(r, "repeats", int, w, 0), derived_peak_bytes=self.get(r, "derived_peak_bytes", int, w, None),
             direct_bytes=self.get(r, direct, int, w, None), direct_floor_s=self.get(r, "direct_floor_s", float, w, None),
-            imports=[self.trial(t, f"{w}imports[{i}]") for i, t in enumerate(imports)])
+            imports=[self.trial(t, f"{w}imports[{i}]") for i, t in enumerate(imports)],
+            **{k: self.get(r, k, kind, w, None) for k, kind in DECOMPOSITION.items()})
 
     def trial(self, t, where: str) -> ImportTrial:
         if not isinstance(t, dict):

@@ -22,6 +22,7 @@ from ..measure import peak_bytes, stable_median
 from ..rules.autograd_catalog import find
 from ..rules.autograd_import import import_rule, unimport
 from ..rules.declare import register, unregister
+from .decompose import calibration, decompose, source_lines
 from .model import ImportOutcome, ImportTrial, Profile, Replay, SignatureStats
 
 
@@ -68,6 +69,10 @@ def replay(sig, budget: float = 0.2, seed: int = 0) -> Replay:
     derived_s, repeats = stable_median(lambda: grad(*args), budget)
     result = Replay(primal_s=primal_s, derived_s=derived_s, repeats=repeats,
                     derived_peak_bytes=peak_bytes(lambda: grad(*args)))
+    parts = decompose(grad, args)
+    result.pullback_s, result.vector_pullback_s = parts.pullback_s, parts.vector_pullback_s
+    result.nodes, result.operations = parts.nodes, parts.operations
+    result.lines, result.rule_call_s = source_lines(fn), calibration().rule_call_s
     floor = _direct_floor(sig, fn, args, kwargs, argnums, grad, budget)
     if floor is not None:
         result.direct_bytes, result.direct_floor_s = floor

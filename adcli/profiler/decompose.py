@@ -1,0 +1,132 @@
+"""What a derived rule's time is made of: the primal, the NumPy work of its pullbacks, and the
+engine's machinery (docs/advisor.md, "Costs decomposed from measurement").
+
+A replay measures the primal P and the derived forward + reverse D of one call. This module
+runs the same reverse pass once more with every pullback timed (``_Timed``, an engine session
+installed only for that run), which gives
+
+* ``pullback_s`` B: the pullbacks' own time (their NumPy work, and adding their shares into
+  the gradients), less the timer's overhead;
+* ``vector_pullback_s``: the part of B that scales with data: each pullback's time above what
+  the same kind of pullback costs on a one-element value (``Calibration.small_pullback_s``). A
+  pullback on a scalar is all fixed cost, which a vectorised hand-written rule does not pay per
+  element; one on a large array is all data work, which any rule must do;
+* ``nodes`` and ``operations``: tape nodes, and distinct kinds of pullback, per call.
+
+The engine's machinery is then M = D - P - B: recording nodes, dispatch, the reverse loop.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from ..engine import hooks
+from ..engine.core import Primitive
+from ..engine.grad import vjp
+from ..engine.hooks import Session
+from ..measure import stable_median
+
+_perf = time.perf_counter
+
+
+class _Timed(Session):
+    """A session that times each pullback of one reverse pass (and nothing else)."""
+
+    def __init__(self) -> None:
+        self.times: list = []
+        self.kinds: set = set()
+
+    def backward(self, tape, acc, start: int) -> None:
+        nodes, grads, times, kinds = tape.nodes, acc.grads, self.times, self.kinds
+        for i in range(start, -1, -1):  # engine.tape.backward, with a timer around each pullback
+            g = grads[i]
+            if g is None:
+                continue
+            node = nodes[i]
+            if node is None:
+                continue
+            grads[i] = None
+            t0 = _perf()
+            node[0](node, g, acc)
+            times.append(_perf() - t0)
+            kinds.add(_kind(node))
+
+
+def _kind(node):
+    """A node's operation: its pullback, and the primitive (a ufunc's rule) when it names one."""
+    return (node[0], node[1]) if len(node) > 1 and isinstance(node[1], Primitive) else node[0]
+
+
+def _timed_run(grad, args) -> _Timed:
+    timed = _Timed()
+    previous = hooks.current()
+    hooks.install(timed)
+    try:
+        grad(*args)
+    finally:
+        if previous is None:
+            hooks.uninstall()
+        else:
+            hooks.install(previous)
+    return timed
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """This machine's constants, measured once per process."""
+
+    timer_s: float  # the overhead of timing one pullback
+    small_pullback_s: float  # a pullback's time on one-element values: all fixed cost
+    rule_call_s: float  # what the engine adds to a call served by one rule: one node, one vjp
+
+
+@lru_cache(maxsize=1)
+def calibration() -> Calibration:
+    def noop(node, g, acc):
+        pass
+
+    samples = []
+    for _ in range(2000):
+        t0 = _perf()
+        noop(None, None, None)
+        samples.append(_perf() - t0)
+    timer = float(np.median(samples))
+    x = np.array([0.5])
+    scalar = vjp(lambda v: np.sum(np.sin(v) * v + np.exp(v) - v * 2.0), 0, 1.0)
+    runs = [_timed_run(scalar, (x,)).times for _ in range(50)]
+    small = float(np.median([t for run in runs for t in run])) - timer
+    one = vjp(np.negative, 0, np.ones(1))
+    served, _ = stable_median(lambda: one(x), 0.05)
+    plain, _ = stable_median(lambda: np.negative(x), 0.05)
+    return Calibration(timer, max(small, 0.0), max(served - plain, 0.0))
+
+
+@dataclass
+class Decomposition:
+    pullback_s: float
+    vector_pullback_s: float
+    nodes: int
+    operations: int
+
+
+def decompose(grad, args, runs: int = 3) -> Decomposition:
+    """Time each pullback of ``grad(*args)`` (a vjp) ``runs`` times; keep the fastest run."""
+    cal = calibration()
+    best = min((_timed_run(grad, args) for _ in range(runs)), key=lambda t: sum(t.times))
+    times = np.maximum(np.asarray(best.times, dtype=float) - cal.timer_s, 0.0)
+    return Decomposition(pullback_s=float(times.sum()),
+                         vector_pullback_s=float(np.maximum(times - cal.small_pullback_s, 0.0).sum()),
+                         nodes=len(best.times), operations=len(best.kinds))
+
+
+def source_lines(func) -> int | None:
+    """Lines of a Python function's body as compiled (None for a NumPy callable)."""
+    code = getattr(getattr(func, "__adcli_original__", func), "__code__", None)
+    if code is None:
+        return None
+    lines = [line for _, _, line in code.co_lines() if line is not None]
+    return max(lines) - code.co_firstlineno + 1 if lines else None
