@@ -155,7 +155,7 @@ def _best(c: Cost, opts: list, calls: int, credited: float = 0.0):
     the library tier already saves inside them (``credited``): (option, gain, net) or None."""
     out = None
     for opt in opts:
-        gain = calls * (c.derived_s - opt.cost) - credited
+        gain = calls * (c.derived_s - opt.cost) * c.scale - credited
         net = gain - opt.burden
         if net >= 0 and gain > 0 and (out is None or net > out[2]):
             out = (opt, gain, net)
@@ -173,7 +173,7 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None, sort: str = "
 
     # Tier 1: library signatures, each on its own (its rule serves every call, in every program).
     library = {s: _best(c, options[s][0], c.calls) for s, c in derived.items() if c.kind == "numpy"}
-    per_call = {s: c.derived_s - library[s][0].cost for s, c in derived.items() if library.get(s)}
+    per_call = {s: (c.derived_s - library[s][0].cost) * c.scale for s, c in derived.items() if library.get(s)}
 
     # Tier 2: user functions, on what the library tier leaves. Bottom-up: value(node) is the best
     # net saving in its subtree; a node's own rule wins unless the rules inside it save at least
@@ -236,6 +236,9 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None, sort: str = "
             pick = None
         parts = _parts(c)
         lead = [parts] if parts else []
+        if c.scale < 0.5:
+            lead.append(f"its replay took {duration(c.derived_s)} per call, {1 / c.scale:.1f}x its {duration(c.live_s)} per "
+                        "call in the run: savings are scaled to the run")
         if pick is not None:
             opt, gain = pick[0], pick[1]
             credit = ""
@@ -256,15 +259,17 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None, sort: str = "
                                       "rules suggested for the functions it calls save at least "
                                       f"{th.nest_share:.0%} of that: smaller rules are the lighter burden")
         elif opts:
+            credited = sum(n["_inside"] for n in _nodes(tree, name)) if tier == USER else 0.0
             bestopt = max(opts, key=lambda o: c.calls * (c.derived_s - o.cost))
-            saving = c.calls * (c.derived_s - bestopt.cost)
+            saving = c.calls * (c.derived_s - bestopt.cost) * c.scale - credited
             if saving <= 0:
                 considered = "; ".join(f"{o.action} {duration(o.cost)}{'' if o.measured else ' (estimated)'}" for o in opts)
                 reasons.insert(len(lead), f"no rule would be faster than the derived {duration(c.derived_s)} per call "
                                           f"(considered: {considered})")
             else:
+                after = f" after the {duration(credited)} the library rules inside it save" if credited > 0 else ""
                 reasons.insert(len(lead), f"the best action ({bestopt.action}) would save at most {duration(saving)} per "
-                                          f"run ({saving / total:.0%}), below its burden of {bestopt.burden / total:.0%}")
+                                          f"run ({saving / total:.0%}){after}, below its burden of {bestopt.burden / total:.0%}")
         out.append(_suggestion(c, KEEP_DERIVED, None, 0.0, total, reasons, tier))
     keys = {"saving": lambda s: (-s.saving_s, -(s.derived_s or 0) * s.calls),
             "time": lambda s: -(s.derived_s or 0) * s.calls,

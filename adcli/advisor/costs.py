@@ -49,6 +49,21 @@ class Cost:
         return max(self.derived_s - self.primal_s - self.pullback_s, 0.0)
 
     @property
+    def live_s(self) -> float | None:
+        """Inclusive forward + reverse seconds per call in the profiled runs (with the profiler's
+        own overhead in it)."""
+        return self.gradient_s / self.calls if self.calls else None
+
+    @property
+    def scale(self) -> float:
+        """How much of a replayed cost the program pays: 1, or less when a call in isolation ran
+        slower than the same calls in the run did, profiler and all (cold caches, a first call):
+        the run's per-call time over the replay's."""
+        if not self.measured or not self.live_s or not self.derived_s:
+            return 1.0
+        return min(1.0, self.live_s / self.derived_s)
+
+    @property
     def arguments(self) -> int:
         return len(self.signature.args) + len(self.signature.kwargs)
 

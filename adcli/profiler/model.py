@@ -172,6 +172,7 @@ class SignatureStats(Measured):
     location: str = ""
     replay: Replay | None = None
     sample: Sample | None = None
+    traced: list | None = None  # positions of the first call's arguments that held traced values
 
     @property
     def function(self) -> str:
@@ -181,7 +182,7 @@ class SignatureStats(Measured):
         return {
             "id": self.id, "signature": str(self.signature), "function": self.function, "kind": self.kind,
             "served_by": self.served_by, "served_counts": dict(self.served_counts), "location": self.location,
-            **self._measured_json(),
+            "traced": None if self.traced is None else list(self.traced), **self._measured_json(),
             "replay": None if self.replay is None else self.replay.to_json(),
             "sample": None if self.sample is None else self.sample.to_json(),
         }
@@ -304,8 +305,7 @@ class _Reader:
         command = data.get("command", [])
         if not (isinstance(command, list) and all(isinstance(c, str) for c in command)):
             self.fail("field 'command'", "must be a list of strings")
-        meta = {k: self.get(data, k, str, "", "") for k in ("created", "adcli_version", "python", "numpy",
-                                                                     "platform", "pair")}
+        meta = {k: self.get(data, k, str, "", "") for k in ("created", "adcli_version", "python", "numpy", "platform", "pair")}
         return Profile(
             totals=totals, signatures=signatures,
             tree=self.tree(self.get(data, "tree", list if self.version >= 2 else dict, ""), ids | {0}),
@@ -323,10 +323,9 @@ class _Reader:
             self.fail(f"field '{where}signature'", f"is not a signature: {exc}")
         kind = self.get(s, "kind", str, where)
         served = self.get(s, "served_by", str, where)
-        if kind not in KINDS:
-            self.fail(f"field '{where}kind'", f"must be one of {', '.join(KINDS)}")
-        if served not in SOURCES:
-            self.fail(f"field '{where}served_by'", f"must be one of {', '.join(SOURCES)}")
+        for key, value, allowed in (("kind", kind, KINDS), ("served_by", served, SOURCES)):
+            if value not in allowed:
+                self.fail(f"field '{where}{key}'", f"must be one of {', '.join(allowed)}")
         sid = self.get(s, "id", int, where)
         counts = self.get(s, "served_counts", dict, where, {served: 0})
         if not all(k in SOURCES and is_count(v) for k, v in counts.items()):
@@ -334,7 +333,13 @@ class _Reader:
         return SignatureStats(
             id=sid, signature=sig, kind=kind, served_by=served, served_counts=dict(counts),
             location=self.get(s, "location", str, where, ""), replay=self.replay(s.get("replay"), f"{where}replay"),
-            sample=self.sample(s.get("sample"), f"{where}sample"), **self.measured(s, where, required=True))
+            sample=self.sample(s.get("sample"), f"{where}sample"), traced=self.traced(s, where),
+            **self.measured(s, where, required=True))
+
+    def traced(self, s: dict, where: str) -> list | None:
+        if (v := s.get("traced")) is None or isinstance(v, list) and all(is_count(i) for i in v):
+            return v
+        self.fail(f"field '{where}traced'", "must be a list of argument positions or null")
 
     def exit_status(self, data: dict) -> int:
         v = data.get("exit_status", 0)

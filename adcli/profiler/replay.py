@@ -54,6 +54,11 @@ def replay(sig, budget: float = 0.2, seed: int = 0) -> Replay:
     if not isinstance(args, list):
         return Replay(error=f"no sample inputs ({args or 'not captured'})")
     argnums = _float_argnums(args)
+    if sig.traced is not None:  # as in the run: the arguments a gradient flowed through, no others
+        argnums = tuple(i for i in argnums if i in sig.traced)
+        if not sig.traced:
+            return Replay(error="none of its arguments was traced in the run: its work is plain NumPy, "
+                                "no rule applies")
     if not argnums:
         return Replay(error="no float argument to differentiate")
     rng = np.random.default_rng(seed)

@@ -27,7 +27,7 @@ import time
 import numpy as np
 
 from ..engine import hooks
-from ..engine.core import output_of
+from ..engine.core import has_tracer, output_of
 from ..engine.grad import stop_gradient
 from ..engine.pytree import flatten
 from ..engine.signature import Signature, signature_key
@@ -65,7 +65,7 @@ class CallNode:
 class Observed:
     """One signature as the session saw it: the unit the advisor reasons about."""
 
-    __slots__ = ("id", "signature", "kind", "served", "location", "func", "sample", "sample_kwargs")
+    __slots__ = ("id", "signature", "kind", "served", "location", "func", "sample", "sample_kwargs", "traced")
 
     def __init__(self, id: int, signature: Signature | None, kind: str, location: str):
         self.id = id
@@ -76,6 +76,7 @@ class Observed:
         self.func = None  # the callable, for replays (never serialised)
         self.sample = None  # the first call's arguments, copied (see Session.sample_limit)
         self.sample_kwargs = None
+        self.traced = None  # positions of the first call's arguments that held traced values
 
 
 class _Grads(list):
@@ -256,6 +257,7 @@ class Session(hooks.Session):
         if sig.sample is None:
             with self.lock:
                 if sig.sample is None:
+                    sig.traced = tuple(i for i, a in enumerate(args) if has_tracer(a))
                     sig.sample, sig.sample_kwargs = self._capture(args, kwargs)
         loc.stack.append(node)
         node.t0 = _perf()
