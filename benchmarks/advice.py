@@ -1,0 +1,238 @@
+"""The advice table: does each workload's top suggestion save what the advisor predicts, in the program?
+
+For every profiles/ workload: profile it as ``adcli profile`` does (replays included), ask the
+advisor (default thresholds), take the top suggestion of each kind, serve the program with that
+one rule and time its gradient again, without the profiler:
+
+* an import is imported exactly as ``adcli export`` writes it (``import_rule`` for the signature);
+* a hand-write is served by the reference rule in ``references.py`` (written in the benchmark,
+  checked against finite differences by tests/test_references.py, never shipped in the engine).
+
+The predicted saving is the suggestion's share of the profiled gradient time; the measured one
+is ``1 - with_rule / derived_only``, both gradient times of the plain program (no profiler) in
+one process, timed alternately (A B A B ...) so that drifts of a shared machine hit both.
+Shares, not seconds: the profiled run is slower than the plain one by the profiler's own cost,
+which the advisor does not predict away. ``measured / predicted`` is the ratio the issue sets a
+target for (0.7-1.3).
+
+    python benchmarks/advice.py                  # every workload
+    python benchmarks/advice.py --cases rnn,stencil_roll --format markdown
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS"):
+    os.environ[_var] = "1"  # BLAS pinned to one thread before NumPy loads
+
+import argparse  # noqa: E402
+import contextlib  # noqa: E402
+import io  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+import types  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import adcli  # noqa: E402
+from adcli.advisor import HAND_WRITE, IMPORT, Thresholds, suggest  # noqa: E402
+from adcli.engine.registry import REGISTRY, add_rule, remove_rule  # noqa: E402
+from adcli.profiler.api import profile_program  # noqa: E402
+from adcli.profiler.instrument import instrument  # noqa: E402
+from adcli.rules import register  # noqa: E402
+from adcli.rules.autograd_import import import_rule  # noqa: E402
+
+PROFILES = Path(__file__).resolve().parent.parent / "profiles"
+
+
+def load(path: Path, name: str):
+    """The workload compiled as ``adcli profile`` compiles it, as module ``name``: every function
+    it defines is a dispatch point, so a rule declared for ``name:qualname`` serves it."""
+    mod = types.ModuleType(name)
+    mod.__file__ = str(path)
+    sys.modules[name] = mod
+    exec(instrument(path.read_bytes(), str(path)), mod.__dict__)
+    return mod
+
+
+def timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def alternate(a, b, budget: float) -> tuple[float, float]:
+    """Median seconds of ``a`` and of ``b``, sampled alternately for about ``budget`` seconds;
+    each sample groups calls to last at least 2 ms."""
+    a(), b()
+    once = max(timed(a), timed(b), 1e-7)
+    inner = max(1, int(2e-3 / once))
+    xs, ys = [], []
+    t_end = time.perf_counter() + budget
+    while len(xs) < 7 or (time.perf_counter() < t_end and len(xs) < 2000):
+        xs.append(timed(lambda: [a() for _ in range(inner)]) / inner)
+        ys.append(timed(lambda: [b() for _ in range(inner)]) / inner)
+    return statistics.median(xs), statistics.median(ys)
+
+
+def serve(suggestion, stem: str, modname: str) -> tuple[list, str]:
+    """Install the rule ``suggestion`` advises: (the registered rules, "") or ([], why not)."""
+    try:
+        from references import REFERENCE
+    except ImportError:
+        REFERENCE = {}
+    target = suggestion.signature
+    if suggestion.action == IMPORT:
+        obj = np
+        for part in target.module.split(".")[1:] + target.qualname.split("."):
+            obj = getattr(obj, part)
+        return import_rule(obj, *target.key), ""
+    ref = REFERENCE.get((stem, target.qualname))
+    if ref is None:
+        return [], f"no reference rule for {target.qualname}"
+    return list(register(f"{modname}:{target.qualname}", target.key, ref)), ""
+
+
+def unserve(rules: list) -> None:
+    for r in rules:
+        remove_rule(r)
+
+
+def run_case(path: Path, budget: float, thresholds: Thresholds) -> list[dict]:
+    """One row per kind of suggestion (the top import, the top hand-write) for one workload.
+    A hand-write is measured on top of the workload's suggested imports (the library tier comes
+    first, and the advisor credits a user function only with what remains), so its predicted
+    share is of the gradient time left after those imports."""
+    stem = path.stem
+    with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()):
+        profile, _ = profile_program(str(path), [], output=os.path.join(tmp, "p.json"), replay_budget=0.1)
+    suggestions, _ = suggest([profile], thresholds)
+    total = max(profile.totals.gradient_s, 1e-12)
+    imports = [s for s in suggestions if s.action == IMPORT]
+    rows = []
+    modname = f"bench_advice_{stem}"
+    mod = load(path, modname)
+    args = mod.inputs()
+    vg = adcli.value_and_grad(mod.f, argnums=mod.ARGNUMS)
+    plain = vg(*args)
+    for action in (IMPORT, HAND_WRITE):
+        top = next((s for s in suggestions if s.action == action), None)
+        if top is None:
+            continue
+        base = [] if action == IMPORT else imports
+        left = total - sum(s.saving_s for s in base)
+        row = {"case": stem, "action": action, "target": str(top.signature), "tier": top.tier,
+               "predicted": top.saving_s / max(left, 1e-12), "measured": None,
+               "note": f"after {len(base)} import(s)" if base else ""}
+        installed = [r for s in base for r in serve(s, stem, modname)[0]]
+        try:
+            rules, why = serve(top, stem, modname)
+            if not rules:
+                row["note"] = why
+            else:
+                try:
+                    _same(plain, vg(*args), row)
+                    with_rule, without = alternate(lambda: _toggle(rules, True, vg, args),
+                                                   lambda: _toggle(rules, False, vg, args), budget)
+                    row["measured"] = 1 - with_rule / without
+                finally:
+                    unserve(rules)
+        finally:
+            unserve(installed)
+        rows.append(row)
+    if not rows:
+        rows.append({"case": stem, "action": "keep derived", "target": "", "tier": "", "predicted": 0.0,
+                     "measured": None, "note": ""})
+    return rows
+
+
+def _toggle(rules: list, on: bool, vg, args) -> None:
+    """One gradient with the rules registered (``on``) or not: taking a registered rule out of
+    the registry and putting it back costs a dict operation, nothing next to a gradient."""
+    for r in rules:
+        if on:
+            if declared_rule_of(r) is not r:
+                add_rule(r)
+        else:
+            remove_rule(r)
+    vg(*args)
+
+
+def declared_rule_of(rule):
+    e = REGISTRY.get(rule.target)
+    return None if e is None else e.by_signature.get(rule.key)
+
+
+def _same(plain, served, row):
+    (v0, g0), (v1, g1) = plain, served
+    leaves0 = [np.asarray(x) for x in _leaves(g0)]
+    leaves1 = [np.asarray(x) for x in _leaves(g1)]
+    ok = np.allclose(v0, v1, rtol=1e-8, atol=1e-10) and all(
+        np.allclose(a, b, rtol=1e-6, atol=1e-9) for a, b in zip(leaves0, leaves1))
+    if not ok:
+        row["note"] = "GRADIENT MISMATCH with the rule"
+
+
+def _leaves(x):
+    if isinstance(x, dict):
+        return [v for k in sorted(x) for v in _leaves(x[k])]
+    if isinstance(x, (list, tuple)):
+        return [v for i in x for v in _leaves(i)]
+    return [x]
+
+
+def render(rows: list[dict], fmt: str) -> str:
+    head = ["workload", "top suggestion", "tier", "predicted", "measured", "measured / predicted"]
+    table = []
+    for r in rows:
+        m, p = r["measured"], r["predicted"]
+        ratio = "—" if m is None or p <= 0 else f"{m / p:.2f}"
+        target = f"{r['action']} {r['target']}".strip()
+        table.append([r["case"], target if len(target) < 90 else target[:87] + "...", r["tier"] or "—",
+                      f"{p:.0%}" if p else "—", "—" if m is None else f"{m:.0%}",
+                      ratio + (f" ({r['note']})" if r["note"] else "")])
+    if fmt == "markdown":
+        out = ["| " + " | ".join(head) + " |", "|---|---|---|---:|---:|---:|"]
+        return "\n".join(out + ["| " + " | ".join(c.replace("|", "\\|") for c in t) + " |" for t in table])
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *table)]
+    line = lambda cells: "  ".join(str(x).ljust(w) for x, w in zip(cells, widths))  # noqa: E731
+    return "\n".join([line(head), "  ".join("-" * w for w in widths)] + [line(t) for t in table])
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--cases", default="", help="comma-separated workload names (file stems; default: all)")
+    p.add_argument("--budget", type=float, default=1.0, help="seconds of alternate timing per row (default 1)")
+    p.add_argument("--format", choices=("plain", "markdown"), default="plain")
+    a = p.parse_args(argv)
+    paths = sorted(PROFILES.glob("*.py"))
+    if a.cases:
+        wanted = {c.strip() for c in a.cases.split(",") if c.strip()}
+        unknown = wanted - {q.stem for q in paths}
+        if unknown:
+            p.error(f"unknown workload(s) {', '.join(sorted(unknown))}")
+        paths = [q for q in paths if q.stem in wanted]
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - a dependency of adcli
+        threadpool_limits = None
+    rows = []
+    with threadpool_limits(1) if threadpool_limits else contextlib.nullcontext():
+        for path in paths:
+            print(f"  {path.stem} ...", file=sys.stderr, flush=True)
+            rows += run_case(path, a.budget, Thresholds())
+    print(render(rows, a.format))
+    bad = [r for r in rows if r["measured"] is not None and r["predicted"] > 0
+           and not 0.7 <= r["measured"] / r["predicted"] <= 1.3]
+    print(f"\n{len(bad)} of {sum(r['measured'] is not None for r in rows)} ratios outside 0.7-1.3", file=sys.stderr)
+    return 1 if any("MISMATCH" in r["note"] for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
