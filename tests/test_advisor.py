@@ -219,3 +219,18 @@ def test_cli_bad_inputs_exit_2(tmp_path):
     p = save(tmp_path, profile([], node(0), total=0.0), "x.json")
     res = CliRunner().invoke(cli, ["suggest", p, "--import-burden", "0.5", "--handwrite-burden", "0.1"])
     assert res.exit_code == 2 and "contradictory" in res.output
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown"])
+def test_cli_prints_the_library_tier_and_the_user_tier_as_two_tables(tmp_path, fmt, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "160")
+    sigs = [sig(1, "__main__.model(f64[1d])", kind="user", calls=1, time=1.0, derived=1.0, primal=0.1),
+            sig(2, "numpy.kron(f64[2d], f64[2d])", calls=5, time=0.5, derived=0.1, primal=0.01,
+                imports=[imp("numpy.kron", 0.03)])]
+    p = profile(sigs, node(0, 0, [node(1, 1, [node(2, 5)])]), total=1.0)
+    res = CliRunner().invoke(cli, ["suggest", save(tmp_path, p), "--format", fmt])
+    assert res.exit_code == 0, res.output
+    out = res.output
+    library, user = out.index("Library rules"), out.index("Your functions")
+    kron, model = out.index("numpy.kron(f64[2d], f64[2d])"), out.index("__main__.model(f64[1d])")
+    assert library < kron < user < model  # each signature under its own tier's title, the library first

@@ -39,37 +39,64 @@ def _rows(suggestions):
 
 COLUMNS = ["#", "action", "signature", "calls", "derived (ms/call)", "primal (ms/call)", "AD ratio",
            "rule (ms/call)", "saving (ms/run)", "share", "allocs/call"]
+# the terminal table's headers break after their first word, so the numbers' columns stay narrow
+HEADERS = [c.replace(" ", "\n", 1) for c in COLUMNS]
+
+
+TIER_TITLES = {
+    "library": "Library rules (NumPy, SciPy): each serves every program that calls it",
+    "user": "Your functions: savings after the library rules above",
+}
 
 
 def _headline(summary) -> str:
-    return (f"{summary['derived']} derived signature(s) in {summary['profiles']} profile(s), gradient time "
-            f"{duration(summary['gradient_s'])}; hand-written rules estimated with {summary['factor_basis']}")
+    derived, decomposed = summary["derived"], summary.get("decomposed", 0)
+    if decomposed == derived:
+        how = "from each signature's measured cost decomposition"
+    elif decomposed:
+        how = f"from the measured cost decomposition ({decomposed} of {derived}), else {summary['factor_basis']}"
+    else:
+        how = f"with {summary['factor_basis']}"
+    return (f"{derived} derived signature(s) in {summary['profiles']} profile(s), gradient time "
+            f"{duration(summary['gradient_s'])}; hand-written rules estimated {how}")
+
+
+def _tiers(advice: Advice) -> list:
+    """(title, suggestions) per tier with something to show, library first (ranks run on)."""
+    return [(TIER_TITLES[t], [s for s in advice.shown if s.tier == t]) for t in TIER_TITLES
+            if any(s.tier == t for s in advice.shown)]
 
 
 def render_table(advice: Advice) -> str:
     nothing = _nothing(advice)
     if nothing:
         return nothing
-    table = Table(title=safe(_headline(advice.summary)), title_justify="left")
-    for i, c in enumerate(COLUMNS):
-        table.add_column(c, justify="left" if i in (1, 2) else "right", no_wrap=i in (1, 2))
-    for row in _rows(advice.shown):
-        table.add_row(*row)
+    parts = [safe(_headline(advice.summary))]
+    for title, shown in _tiers(advice):
+        table = Table(title=title, title_justify="left")
+        for i, c in enumerate(HEADERS):  # the signature folds, so that the numbers stay whole
+            table.add_column(c, justify="left" if i in (1, 2) else "right", no_wrap=i != 2,
+                             overflow="fold" if i == 2 else "ellipsis", min_width=12 if i == 2 else None)
+        for row in _rows(shown):
+            table.add_row(*row)
+        parts.append(capture(table).rstrip("\n"))
     reasons = []
     for s in advice.shown:
         reasons.append(f"{s.rank}. {s.action} {safe(s.signature)}")
         reasons += [f"   - {safe(r)}" for r in s.reasons]
-    return capture(table) + "\n" + "\n".join(reasons)
+    return "\n".join(parts) + "\n" + "\n".join(reasons)
 
 
 def render_markdown(advice: Advice) -> str:
     nothing = _nothing(advice)
     if nothing:
         return nothing
-    lines = [f"**{md_line(_headline(advice.summary))}**", "", "| " + " | ".join(COLUMNS) + " |",
-             "|" + "|".join("---" if i in (1, 2) else "---:" for i in range(len(COLUMNS))) + "|"]
-    for row in _rows(advice.shown):
-        lines.append("| " + " | ".join(md_code_cell(c) if k == 2 else md_cell(c) for k, c in enumerate(row)) + " |")
+    lines = [f"**{md_line(_headline(advice.summary))}**"]
+    for title, shown in _tiers(advice):
+        lines += ["", f"*{md_line(title)}*", "", "| " + " | ".join(COLUMNS) + " |",
+                  "|" + "|".join("---" if i in (1, 2) else "---:" for i in range(len(COLUMNS))) + "|"]
+        for row in _rows(shown):
+            lines.append("| " + " | ".join(md_code_cell(c) if k == 2 else md_cell(c) for k, c in enumerate(row)) + " |")
     lines.append("")
     for s in advice.shown:
         lines.append(f"{s.rank}. **{s.action}** {md_code(s.signature)}")
