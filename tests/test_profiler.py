@@ -195,3 +195,18 @@ def test_no_garbage_collection_inside_a_timed_gradient(tmp_path):
     _, result, _ = run(tmp_path, "gc_state.py", replays=False)
     assert result.exit_status == 0
     assert gc.isenabled()
+
+
+
+def test_replays_run_with_blas_pinned_to_one_thread(tmp_path):
+    from threadpoolctl import threadpool_limits
+
+    log = tmp_path / "threads.log"
+    with threadpool_limits(2):  # the program itself runs with the pool it was given
+        data, _, _ = run(tmp_path, "blas_threads.py", str(log))
+    [model] = by_function(data, "__main__.model")
+    assert model["replay"]["derived_s"] > 0
+    counts = [int(n) for n in log.read_text().split()]
+    if counts[0] < 2:
+        pytest.fail(f"this machine's BLAS has no pool of 2 threads to pin ({counts[0]}): the test cannot tell")
+    assert counts[0] == 2 and len(counts) > 1 and set(counts[1:]) == {1}

@@ -10,6 +10,7 @@ import tempfile
 import time
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from .. import __version__
 from ..errors import AdcliError
@@ -121,6 +122,11 @@ def save_or_fallback(profile: Profile, output: str, samples: dict) -> tuple[str,
 
 def _replays(profile: Profile, session: Session, budget: float, progress) -> None:
     chosen = replay.choose(profile)
+    with threadpool_limits(1):  # BLAS on one thread: timings comparable between calls and machines
+        _replay_each(chosen, session, budget, progress)
+
+
+def _replay_each(chosen: list, session: Session, budget: float, progress) -> None:
     for n, stats in enumerate(chosen):
         if progress is not None:
             progress(n, len(chosen), str(stats.signature))
