@@ -56,12 +56,15 @@ class Cost:
 
     @property
     def scale(self) -> float:
-        """How much of a replayed cost the program pays: 1, or less when a call in isolation ran
-        slower than the same calls in the run did, profiler and all (cold caches, a first call):
-        the run's per-call time over the replay's."""
+        """Replayed seconds -> seconds of the run: the run's per-call time over the replay's.
+        A saving is measured in isolation as a share of the derived cost (1 - rule / derived)
+        and paid in the run on the live cost, so it weighs against the run's gradient time in
+        the same units: the profiler's own overhead, in both, cancels (docs/advisor.md
+        § Predictions). Below 1 when a call ran faster in the run than alone (a loop's warm
+        caches), above when the profiler slowed the run down."""
         if not self.measured or not self.live_s or not self.derived_s:
             return 1.0
-        return min(1.0, self.live_s / self.derived_s)
+        return self.live_s / self.derived_s
 
     @property
     def arguments(self) -> int:
