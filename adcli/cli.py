@@ -15,6 +15,7 @@ import click
 
 from . import __version__, app
 from .advisor.choose import SORTS as ADVICE_SORTS
+from .advisor.choose import TIERS
 from .advisor.config import Thresholds
 from .app.profiling import SORTS as PROFILE_SORTS
 from .errors import AdcliError
@@ -174,14 +175,17 @@ def show(profile: str, fmt: str, top: int, sort: str, speedscope: str | None, fo
 @click.option("--sort", type=click.Choice(ADVICE_SORTS), default="saving", show_default=True,
               help="Rank by the saving of the suggested rule, by derived time, or by bytes allocated.")
 @click.option("--all", "show_all", is_flag=True, help="List keep-derived signatures too, with their reasons.")
+@click.option("--tier", type=click.Choice(TIERS), default=None,
+              help="Only one tier: library (NumPy/SciPy rules, which serve every program) or user (your functions).")
 @_threshold_options
-def suggest(profiles, fmt, sort, show_all, **options) -> None:
+def suggest(profiles, fmt, sort, show_all, tier, **options) -> None:
     """Advise, per signature, which rules to hand-write, import, or keep derived.
 
     PROFILES default to adcli-profile.json; several are aggregated (which rules would serve
-    all these workloads). Thresholds also come from [tool.adcli] in pyproject.toml.
+    all these workloads; with --tier library, which rules an engine should ship). Thresholds
+    also come from [tool.adcli] in pyproject.toml.
     """
-    click.echo(render(app.advise(profiles, _thresholds(options), sort=sort, show_all=show_all), fmt))
+    click.echo(render(app.advise(profiles, _thresholds(options), sort=sort, show_all=show_all, tier=tier), fmt))
 
 
 @cli.command()
@@ -190,10 +194,12 @@ def suggest(profiles, fmt, sort, show_all, **options) -> None:
 @click.option("--top", type=int, default=None, help="Export only the N best suggestions.")
 @click.option("--only", type=click.Choice(app.EXPORT_KINDS), default=None, help="Export only one kind.")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
+@click.option("--tier", type=click.Choice(TIERS), default=None,
+              help="Only one tier: library (NumPy/SciPy rules, which serve every program) or user (your functions).")
 @_threshold_options
-def export(profile, output, top, only, force, **options) -> None:
+def export(profile, output, top, only, force, tier, **options) -> None:
     """Write the suggested rules as one Python module: finished imports, hand-write skeletons, tests."""
-    done = app.export(profile, output, top=top, only=only, force=force, options=_thresholds(options))
+    done = app.export(profile, output, top=top, only=only, force=force, options=_thresholds(options), tier=tier)
     if done.path is None:
         click.echo("nothing to export: no import or hand-written rule is suggested (see `adcli suggest --all`)")
         return

@@ -1,6 +1,7 @@
 """The advisor on hand-built profiles: actions, thresholds, nesting, aggregation, the JSON contract."""
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -244,3 +245,22 @@ def test_savings_are_paid_on_the_cost_in_the_run_not_the_replay():
                 imports=[imp("numpy.kron", 0.06)])]
     [s], _ = suggest([profile(sigs, node(0, 0, [node(1, 5)]), total=1.0)])
     assert s.action == "import" and s.saving_s == pytest.approx(0.32) and s.share == pytest.approx(0.32)
+
+
+@pytest.mark.parametrize("tier, shown, hidden", [("library", "numpy.kron", "__main__.model"),
+                                                 ("user", "__main__.model", "numpy.kron")])
+def test_cli_tier_keeps_one_tier(tmp_path, tier, shown, hidden):
+    sigs = [sig(1, "__main__.model(f64[1d])", kind="user", calls=1, time=1.0, derived=1.0, primal=0.1),
+            sig(2, "numpy.kron(f64[2d], f64[2d])", calls=5, time=0.5, derived=0.1, primal=0.01,
+                imports=[imp("numpy.kron", 0.03)])]
+    path = save(tmp_path, profile(sigs, node(0, 0, [node(1, 1, [node(2, 5)])]), total=1.0))
+    res = CliRunner().invoke(cli, ["suggest", path, "--tier", tier, "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert [e["signature"].split("(")[0] for e in json.loads(res.output)] == [shown]
+    out = str(tmp_path / "rules.py")
+    res = CliRunner().invoke(cli, ["export", path, "-o", out, "--tier", tier])
+    assert res.exit_code == 0, res.output
+    text = open(out).read()
+    kind = "import" if tier == "library" else "hand-write"
+    assert shown.split(".")[-1] in text and re.search(rf"^# \d+\. {kind}: ", text, re.M)
+    assert hidden not in text

@@ -20,19 +20,24 @@ class Advice:
     summary: dict
     thresholds: Thresholds
     show_all: bool = False
+    tier: str | None = None  # only this tier's suggestions ("library" or "user"), None: both
+
+    @property
+    def _in_tier(self) -> list[Suggestion]:
+        return [s for s in self.suggestions if self.tier is None or s.tier == self.tier]
 
     @property
     def shown(self) -> list[Suggestion]:
         """What to print: every suggestion with ``show_all``, else only the actionable ones."""
-        return self.suggestions if self.show_all else [s for s in self.suggestions if s.action != KEEP_DERIVED]
+        return self._in_tier if self.show_all else self.actionable
 
     @property
     def actionable(self) -> list[Suggestion]:
-        return [s for s in self.suggestions if s.action != KEEP_DERIVED]
+        return [s for s in self._in_tier if s.action != KEEP_DERIVED]
 
 
 def advise(paths=(), options: dict | None = None, sort: str = "saving", show_all: bool = False,
-           start: str = ".") -> Advice:
+           start: str = ".", tier: str | None = None) -> Advice:
     """Suggestions for the profiles at ``paths`` (default: adcli-profile.json). ``options``:
     threshold values given on the command line (None: from [tool.adcli] in the nearest
     pyproject.toml above ``start``, else the defaults)."""
@@ -43,4 +48,4 @@ def advise(paths=(), options: dict | None = None, sort: str = "saving", show_all
     if not sum(p.totals.gradient_s for p in loaded) > 0:
         raise ProfileError("the profile records no gradient time (did every gradient fail?): nothing to weigh a rule against")
     suggestions, summary = suggest(loaded, th, sort=sort)
-    return Advice(suggestions, summary, th, show_all)
+    return Advice(suggestions, summary, th, show_all, tier)

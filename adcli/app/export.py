@@ -25,10 +25,10 @@ class Export:
 
 
 def export(profile: str, output: str, *, top: int | None = None, only: str | None = None, force: bool = False,
-           options: dict | None = None) -> Export:
+           options: dict | None = None, tier: str | None = None) -> Export:
     """Write the rules ``adcli suggest`` (with the same ``options``) advises for ``profile``."""
     check_writable(output, force)
-    advice = advise([profile], options)
+    advice = advise([profile], options, tier=tier)
     chosen = [s for s in advice.actionable if only is None or s.action == only]
     chosen = chosen[:top] if top is not None else chosen
     if not chosen:
