@@ -88,15 +88,17 @@ def serve(suggestion, stem: str, modname: str) -> tuple[list, str]:
     except ImportError:
         REFERENCE = {}
     target = suggestion.signature
-    if suggestion.action == IMPORT:
+    library = suggestion.tier == "library"
+    if library:
         obj = np
         for part in target.module.split(".")[1:] + target.qualname.split("."):
             obj = getattr(obj, part)
+    if suggestion.action == IMPORT:
         return import_rule(obj, *target.key), ""
     ref = REFERENCE.get((stem, target.qualname))
     if ref is None:
         return [], f"no reference rule for {target.qualname}"
-    return list(register(f"{modname}:{target.qualname}", target.key, ref)), ""
+    return list(register(obj if library else f"{modname}:{target.qualname}", target.key, ref)), ""
 
 
 def unserve(rules: list) -> None:

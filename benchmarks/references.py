@@ -51,11 +51,11 @@ def _nones(extra) -> tuple:
 
 
 def _sum_loop(x):
-    return float(np.sum(x)), lambda g: (np.full_like(x, g),)
+    return np.sum(x), lambda g: (np.full_like(x, g),)  # np.float64, as the script's loop returns
 
 
 def _sum_sin_loop(x):
-    return float(np.sum(np.sin(x))), lambda g: (g * np.cos(x),)
+    return np.sum(np.sin(x)), lambda g: (g * np.cos(x),)
 
 
 def _sin_cos_exp_sum(x):
@@ -77,15 +77,26 @@ def _large_single_block(x):
 
 
 def _low_rank_reconstruct(U, V):
-    # Y = sum_k outer(U[k], V[k]) = U.T @ V
-    return U.T @ V, lambda g: (V @ g.T, U @ g)
+    # Y = sum_{k < RANK} outer(U[k], V[k]) = U[:RANK].T @ V[:RANK]  (the script's U, V have RANK rows)
+    r = _script("low_rank").RANK
+
+    def pullback(g):
+        gU, gV = np.zeros_like(U), np.zeros_like(V)
+        gU[:r], gV[:r] = V[:r] @ g.T, U[:r] @ g
+        return gU, gV
+
+    return U[:r].T @ V[:r], pullback
 
 
 def _kron(a, b):
     def pullback(g):
         (m, n), (p, q) = a.shape, b.shape
-        G = g.reshape(m, p, n, q)
-        return np.tensordot(G, b, axes=([1, 3], [0, 1])), np.tensordot(a, G, axes=([0, 1], [0, 2]))
+        G = g.reshape(m, p, n, q)  # G[i, k, j, l] = g[i * p + k, j * q + l]; a broadcast g stays a view
+        if not G.flags.c_contiguous:  # e.g. the broadcast cotangent of np.sum: einsum reads it in place
+            return np.einsum("ipjq,pq->ij", G, b), np.einsum("ipjq,ij->pq", G, a)
+        ga = np.matmul(G, b[:, :, None]).sum(axis=1)[..., 0]  # sum_kl G[i, k, j, l] b[k, l]
+        gb = np.matmul(a[:, None, None, :], G).sum(axis=0)[:, 0, :]  # sum_ij G[i, k, j, l] a[i, j]
+        return ga, gb
 
     return np.kron(a, b), pullback
 
@@ -145,7 +156,7 @@ def _gaussian_log_density(y, means, sigmas):
     value = -0.5 * z**2 - np.log(sigmas)[None, :] - 0.5 * np.log(2.0 * np.pi)
 
     def pullback(g):
-        gz = g * z / sigmas[None, :]  # -d value/d z, over sigma
+        gz = g * z / sigmas[None, :]  # g * (-d value / d z) / sigma
         return -np.sum(gz, axis=1), np.sum(gz, axis=0), np.sum(g * (z * z - 1.0), axis=0) / sigmas
 
     return value, pullback
@@ -300,12 +311,23 @@ def _rk4_simulate(theta, u0):
 # --- stencil_roll ------------------------------------------------------------------------------
 
 
+def _roll1(u, shift, axis):
+    """np.roll(u, shift, axis) of a 2-d array for shift +-1, without np.roll's generic overhead."""
+    out = np.empty_like(u)
+    src, dst = (u, out) if axis == 0 else (u.T, out.T)
+    if shift == 1:
+        dst[1:], dst[0] = src[:-1], src[-1]
+    else:
+        dst[:-1], dst[-1] = src[1:], src[0]
+    return out
+
+
 def _stencil_terms(u, vx_pos, vy_pos, dx):
     """The script's Laplacian and upwind differences (same operations, each roll taken once)."""
-    u_xm = np.roll(u, 1, axis=0)
-    u_xp = np.roll(u, -1, axis=0)
-    u_ym = np.roll(u, 1, axis=1)
-    u_yp = np.roll(u, -1, axis=1)
+    u_xm = _roll1(u, 1, 0)
+    u_xp = _roll1(u, -1, 0)
+    u_ym = _roll1(u, 1, 1)
+    u_yp = _roll1(u, -1, 1)
     lap = (u_xm + u_xp + u_ym + u_yp - 4.0 * u) / dx**2
     dudx = np.where(vx_pos, u - u_xm, u_xp - u) / dx
     dudy = np.where(vy_pos, u - u_ym, u_yp - u) / dx
@@ -321,8 +343,8 @@ def _stencil_adjoint(kappa, vx, vy, vx_pos, vy_pos, dx):
 
     def adjoint(h):
         ch = c * h
-        return (diag * h + np.roll(ch - wxp * h, -1, axis=0) + np.roll(ch + wxn * h, 1, axis=0)
-                + np.roll(ch - wyp * h, -1, axis=1) + np.roll(ch + wyn * h, 1, axis=1))
+        return (diag * h + _roll1(ch - wxp * h, -1, 0) + _roll1(ch + wxn * h, 1, 0)
+                + _roll1(ch - wyp * h, -1, 1) + _roll1(ch + wyn * h, 1, 1))
 
     return adjoint
 
@@ -463,24 +485,27 @@ def _bayes_log_likelihood(w, b, Z, t, *rest):
     return value, pullback
 
 
-def _bayes_standardise(X, clip=4.0, eps=1e-8):
-    # Column by column as the script (same reductions, so the same value), backward vectorised.
+def _bayes_standardise(X, *rest, **kwargs):
+    names = ("clip", "eps")
+    options = {**dict(zip(names, _script("bayes_logreg").standardise.__defaults__)), **dict(zip(names, rest)), **kwargs}
+    clip, eps = options["clip"], options["eps"]
+    # The script's per-column reductions, on the rows of X.T: the same pairwise sums, so the same value.
     n = X.shape[0]
-    mu = np.array([np.mean(X[:, j]) for j in range(X.shape[1])])
-    sd = np.array([np.std(X[:, j]) for j in range(X.shape[1])])
+    XT = np.ascontiguousarray(X.T)
+    mu, sd = np.mean(XT, axis=1), np.std(XT, axis=1)
     lo, hi = mu - clip * sd, mu + clip * sd
-    cols = [np.clip(X[:, j], lo[j], hi[j]) for j in range(X.shape[1])]
-    m2 = np.array([np.mean(c) for c in cols])
-    s2 = np.array([np.sqrt(np.var(c) + eps) for c in cols])
-    value = np.stack([(c - m) / s for c, m, s in zip(cols, m2, s2)], axis=1)
+    CT = np.clip(XT, lo[:, None], hi[:, None])
+    m2 = np.mean(CT, axis=1)
+    s2 = np.sqrt(np.var(CT, axis=1) + eps)
+    value = np.ascontiguousarray(((CT - m2[:, None]) / s2[:, None]).T)
 
     def pullback(g):
-        xhat = (np.stack(cols, axis=1) - m2) / s2  # the centred, unscaled-by-eps-free form of value
-        gc = (g - np.mean(g, axis=0) - xhat * np.mean(g * xhat, axis=0)) / s2
+        gc = (g - np.mean(g, axis=0) - value * np.mean(g * value, axis=0)) / s2  # through centre-and-scale
         below, above = X < lo, X > hi
         g_lo, g_hi = np.sum(gc * below, axis=0), np.sum(gc * above, axis=0)
         gx = gc * ~(below | above) + (g_lo + g_hi) / n + clip * (g_hi - g_lo) * (X - mu) / (n * sd)
-        return (gx,)
+        g_opts = (float(np.sum(sd * (g_hi - g_lo))), float(-np.sum(np.sum(g * value, axis=0) / (2.0 * s2**2))))
+        return (gx,) + tuple(c if isinstance(v, float) else None for v, c in zip(rest, g_opts))
 
     return value, pullback
 
@@ -491,13 +516,13 @@ def _bayes_standardise(X, clip=4.0, eps=1e-8):
 def _bn_forward(self, h, gamma, beta):
     mu = np.mean(h, axis=0)
     var = np.var(h, axis=0)
-    inv = np.sqrt(var + self.eps)
-    value = gamma * (h - mu) / inv + beta
-    xhat = (h - mu) / inv
+    std = np.sqrt(var + self.eps)
+    value = gamma * (h - mu) / std + beta
+    xhat = (h - mu) / std
 
     def pullback(g):
         gx = g * gamma
-        gh = (gx - np.mean(gx, axis=0) - xhat * np.mean(gx * xhat, axis=0)) / inv
+        gh = (gx - np.mean(gx, axis=0) - xhat * np.mean(gx * xhat, axis=0)) / std
         return gh, np.sum(g * xhat, axis=0), np.sum(g, axis=0)
 
     return value, pullback

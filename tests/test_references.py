@@ -111,11 +111,12 @@ def capture(mod, qualname: str):
         wrapped = recorder(original)
         patch(cls, attr, staticmethod(wrapped) if isinstance(raw, staticmethod) else wrapped)
     else:
+        reachable = _reachable_functions(mod)  # before patching: not the recorders themselves
         for name, v in list(vars(mod).items()):  # module-level names (mod.f may be the closure itself)
             if isinstance(v, types.FunctionType) and v.__qualname__ == qualname and v.__module__ == mod.__name__:
                 original = v
                 patch(mod, name, recorder(v))
-        for fn in _reachable_functions(mod):  # closure cells that hold it
+        for fn in reachable:  # closure cells that hold it
             for cell in fn.__closure__ or ():
                 v = cell.cell_contents if _filled(cell) else None
                 if isinstance(v, types.FunctionType) and v.__qualname__ == qualname:
@@ -202,44 +203,65 @@ def test_reference_rule(key):
     original, calls = captured(key)
     assert calls, f"{key}: the script never calls {key[1]}"
     rng = np.random.default_rng(0)
+    for args, kwargs, _ in calls:
+        check_call(key, original, args, kwargs, rng)
+
+
+# Call forms the scripts do not make but the rules accept: optional arguments passed positionally.
+OTHER_CALLS = {
+    ("hmm_forward", "logsumexp"): lambda args, kwargs: [((args[0], kwargs["axis"]), {})],
+    ("hmm_forward", "log_softmax"): lambda args, kwargs: [((args[0], 0), {})],
+    ("bayes_logreg", "standardise"): lambda args, kwargs: [((args[0], 3.0, 1e-3), {}), ((args[0],), {"eps": 0.5})],
+}
+
+
+@pytest.mark.parametrize("key", sorted(OTHER_CALLS), ids=lambda k: f"{k[0]}:{k[1]}")
+def test_reference_rule_other_call_forms(key):
+    original, calls = captured(key)
+    rng = np.random.default_rng(1)
+    for args, kwargs in OTHER_CALLS[key](*calls[0][:2]):
+        check_call(key, original, args, kwargs, rng)
+
+
+def check_call(key, original, args, kwargs, rng):
+    """The rule's value, cotangent structure and cotangents (central differences) on one call."""
     rule = REFERENCE[key]
     h = 1e-6
-    for args, kwargs, _ in calls:
-        before = copy.deepcopy(args)
-        expected = original(*args, **kwargs)
-        value, pullback = rule(*args, **kwargs)
-        _check_value(key, value, expected)
-        w = _weights(expected, rng)
-        cots = pullback(w)
-        assert isinstance(cots, tuple) and len(cots) == len(args), f"{key}: {len(cots)} cotangents for {len(args)} arguments"
-        for i, (arg, cot) in enumerate(zip(args, cots)):
-            _check_structure(key, i, arg, cot)
-        for b, a in zip(flatten(list(before))[0], flatten(list(args))[0]):
-            if isinstance(b, np.ndarray):
-                np.testing.assert_array_equal(a, b, err_msg=f"{key}: an input was modified")
-        if isinstance(expected, np.ndarray):  # a read-only broadcast cotangent (np.sum's) gives the same result
-            c0 = float(rng.standard_normal())
-            for a, b in zip(flatten(list(pullback(np.broadcast_to(c0, expected.shape))))[0],
-                            flatten(list(pullback(np.full(expected.shape, c0))))[0]):
-                if b is not None:  # (rounding apart: sums that cancel to ~0 are summed in another order)
-                    np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10 * (1.0 + np.max(np.abs(b))),
-                                               err_msg=f"{key}: broadcast cotangent")
-        F = _weighted(original, kwargs, w)
-        scale = 1.0 + abs(F(*args))
-        for i, arg in enumerate(args):
-            leaves = flatten(arg)[0]
-            for j, v in enumerate(leaves):
-                if not is_float_leaf(v):
-                    continue
-                c = flatten(cots[i])[0][j]
-                # random unit directions, and the cotangent's own (the most sensitive to a wrong scale)
-                directions = [1.0] if np.ndim(v) == 0 else list(rng.standard_normal((3,) + v.shape)) + [c]
-                directions = [d / np.linalg.norm(d) for d in directions if np.linalg.norm(d) > 0]
-                for d in directions:
-                    fd = (F(*_perturbed(args, i, j, h * d)) - F(*_perturbed(args, i, j, -h * d))) / (2 * h)
-                    ad = float(np.sum(c * d))
-                    assert abs(fd - ad) <= 1e-5 * abs(ad) + 1e-8 * scale, \
-                        f"{key}: argument {i} leaf {j}: pullback {ad!r}, finite differences {fd!r}"
+    before = copy.deepcopy(args)
+    expected = original(*args, **kwargs)
+    value, pullback = rule(*args, **kwargs)
+    _check_value(key, value, expected)
+    w = _weights(expected, rng)
+    cots = pullback(w)
+    assert isinstance(cots, tuple) and len(cots) == len(args), f"{key}: {len(cots)} cotangents for {len(args)} arguments"
+    for i, (arg, cot) in enumerate(zip(args, cots)):
+        _check_structure(key, i, arg, cot)
+    for b, a in zip(flatten(list(before))[0], flatten(list(args))[0]):
+        if isinstance(b, np.ndarray):
+            np.testing.assert_array_equal(a, b, err_msg=f"{key}: an input was modified")
+    if isinstance(expected, np.ndarray):  # a read-only broadcast cotangent (np.sum's) gives the same result
+        c0 = float(rng.standard_normal())
+        for a, b in zip(flatten(list(pullback(np.broadcast_to(c0, expected.shape))))[0],
+                        flatten(list(pullback(np.full(expected.shape, c0))))[0]):
+            if b is not None:  # (rounding apart: sums that cancel to ~0 are summed in another order)
+                np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10 * (1.0 + np.max(np.abs(b))),
+                                           err_msg=f"{key}: broadcast cotangent")
+    F = _weighted(original, kwargs, w)
+    scale = 1.0 + abs(F(*args))
+    for i, arg in enumerate(args):
+        leaves = flatten(arg)[0]
+        for j, v in enumerate(leaves):
+            if not is_float_leaf(v):
+                continue
+            c = flatten(cots[i])[0][j]
+            # random unit directions, and the cotangent's own (the most sensitive to a wrong scale)
+            directions = [1.0] if np.ndim(v) == 0 else list(rng.standard_normal((3,) + v.shape)) + [c]
+            directions = [d / np.linalg.norm(d) for d in directions if np.linalg.norm(d) > 0]
+            for d in directions:
+                fd = (F(*_perturbed(args, i, j, h * d)) - F(*_perturbed(args, i, j, -h * d))) / (2 * h)
+                ad = float(np.sum(c * d))
+                assert abs(fd - ad) <= 1e-5 * abs(ad) + 1e-8 * scale, \
+                    f"{key}: argument {i} leaf {j}: pullback {ad!r}, finite differences {fd!r}"
 
 
 # --- served by the engine ---------------------------------------------------------------------
