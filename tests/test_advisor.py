@@ -3,6 +3,7 @@
 import json
 import re
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -264,3 +265,29 @@ def test_cli_tier_keeps_one_tier(tmp_path, tier, shown, hidden):
     kind = "import" if tier == "library" else "hand-write"
     assert shown.split(".")[-1] in text and re.search(rf"^# \d+\. {kind}: ", text, re.M)
     assert hidden not in text
+
+
+def test_a_function_returning_what_no_rule_can_return_is_not_advised():
+    # predict returns a list (a rule returns an array, a number or a tuple): its caller is
+    # advised instead, and predict's reason says why
+    sigs = [sig(1, "__main__.loss(f64[1d])", kind="user", calls=1, time=1.0, derived=1.0, primal=0.1),
+            sig(2, "__main__.predict(f64[1d])", kind="user", calls=1, time=0.95, derived=0.95, primal=0.09)]
+    sigs[1]["output"] = "list"
+    p = profile(sigs, node(0, 0, [node(1, 1, [node(2, 1)])]), total=1.0)
+    got = by_sig(suggest([p])[0])
+    assert got["__main__.predict(f64[1d])"].action == "keep-derived"
+    assert any("it returns a list" in r for r in got["__main__.predict(f64[1d])"].reasons)
+    assert got["__main__.loss(f64[1d])"].action == "hand-write"
+    sigs[1]["output"] = "value"  # the same numbers with an array output: predict, the inner function, wins
+    got = by_sig(suggest([profile(sigs, node(0, 0, [node(1, 1, [node(2, 1)])]), total=1.0)])[0])
+    assert got["__main__.predict(f64[1d])"].action == "hand-write"
+    assert got["__main__.loss(f64[1d])"].action == "keep-derived"
+
+
+@pytest.mark.parametrize("out, kind", [(np.ones(2), "value"), (1.5, "value"), ((np.ones(2), 2.0), "tuple"),
+                                        ([np.ones(2)], "list"), ({"a": 1.0}, "dict"), (None, "None"),
+                                        ((np.ones(2), [1.0]), "object"), (object(), "object")])
+def test_output_kinds(out, kind):
+    from adcli.profiler.session import output_kind
+
+    assert output_kind(out) == kind

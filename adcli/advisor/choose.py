@@ -112,6 +112,12 @@ def _options(c: Cost, factor: float, basis: str, th: Thresholds, total: float) -
     """The actions open to one derived signature, and reasons for those closed."""
     opts, notes = [], []
     D, P = c.derived_s, c.primal_s
+    if c.output not in (None, "value", "tuple"):
+        what = {"None": "None", "object": "an object"}.get(c.output, f"a {c.output}")
+        notes.append(f"it returns {what}, "
+                     "and a rule returns an array, a number or a tuple of them: no rule can serve it (a function "
+                     "it calls, or one that calls it, can have one)")
+        return opts, notes
     hand, hand_text = _hand_cost(c, factor, basis)
     best = c.best_import()
     for bad in c.disagreeing_imports():

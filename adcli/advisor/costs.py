@@ -35,6 +35,7 @@ class Cost:
     nodes: int | None = None
     operations: int | None = None
     lines: int | None = None
+    output: str | None = None  # what its calls returned (profiler.model.OUTPUTS); None: not recorded
     _weight: float = 0.0
 
     @property
@@ -105,6 +106,8 @@ def aggregate(profiles: list[Profile]) -> tuple[dict, float]:
                 c = costs[s.signature] = Cost(s.signature, s.kind, s.served_by)
             c.calls += s.calls
             c.gradient_s += s.gradient_s
+            if s.output is not None and c.output in (None, "value", "tuple"):
+                c.output = s.output
             c.alloc_bytes += s.allocs.bytes
             r = s.replay
             if r is not None and not r.measured and r.error and c.replay_error is None:

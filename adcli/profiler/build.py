@@ -62,6 +62,7 @@ def build(session: Session, meta: dict) -> tuple[Profile, dict]:
         s.served_by = max(obs.served, key=obs.served.get) if obs.served else "derived"
         s.sample = _sample(obs, arrays)
         s.traced = None if obs.traced is None else list(obs.traced)
+        s.output = obs.output
         signatures.append(s)
     totals = Totals(session.gradients, session.forward_s, session.reverse_s)
     return Profile(totals=totals, signatures=signatures, tree=out_root, **meta), arrays

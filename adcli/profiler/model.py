@@ -13,7 +13,6 @@ Version 2 is written. Version 1 files are read: their import trials' ``agrees`` 
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,82 +20,18 @@ from ..engine.signature import Signature
 from ..errors import AdcliError
 from ..units import safe
 from .fields import CHECKS, KIND_NAMES, MAX_COUNT, is_count, is_int, is_pair
+from .replay_model import DECOMPOSITION, ImportOutcome, ImportTrial, Replay
 from .samples import malformed
 
 SCHEMA = "adcli-profile"
 VERSION = 2
 KINDS = ("numpy", "user")
 SOURCES = ("native", "derived", "imported", "hand-written")
+OUTPUTS = ("value", "tuple", "list", "dict", "None", "object")  # session.output_kind; rules return the first two
 
 
 class ProfileError(AdcliError):
     """A profile file is missing, corrupt, truncated, foreign, or from a newer adcli."""
-
-
-class ImportOutcome(str, enum.Enum):
-    """How trying a library rule on a signature's sample ended."""
-
-    AGREES = "agrees"  # imported, verified against finite differences and the derived gradient, timed
-    DISAGREES = "disagrees"  # verification found a different gradient: one of the two is wrong
-    FAILED = "failed"  # not importable for this call (refused, no example, an error)
-
-
-@dataclass
-class ImportTrial:
-    """One library rule tried in a replay."""
-
-    rule: str  # e.g. "autograd numpy.kron"
-    outcome: ImportOutcome
-    rule_s: float | None = None  # seconds per gradient with the rule imported (AGREES only)
-    rule_peak_bytes: int | None = None
-    verification: str = ""  # how it was checked
-    error: str | None = None  # why it failed or disagreed
-
-    def to_json(self) -> dict:
-        return {"rule": self.rule, "outcome": self.outcome.value, "rule_s": self.rule_s,
-                "rule_peak_bytes": self.rule_peak_bytes, "verification": self.verification, "error": self.error}
-
-
-DECOMPOSITION = {"pullback_s": float, "vector_pullback_s": float, "nodes": int, "operations": int, "lines": int,
-                 "rule_call_s": float}
-
-
-@dataclass
-class Replay:
-    """The isolated replay of one signature: a measurement, or ``error`` saying why not."""
-
-    primal_s: float | None = None  # seconds per call without AD
-    derived_s: float | None = None  # seconds per gradient through the call as the run served it
-    repeats: int = 0
-    derived_peak_bytes: int | None = None
-    direct_bytes: int | None = None  # peak bytes of the same gradient served by a minimal direct rule
-    direct_floor_s: float | None = None  # seconds of that minimal direct rule: the engine's floor
-    imports: list[ImportTrial] = field(default_factory=list)
-    error: str | None = None
-    # what derived_s is made of (profiler.decompose; None in profiles from before it)
-    pullback_s: float | None = None  # the pullbacks' own time
-    vector_pullback_s: float | None = None  # the part of it that scales with data
-    nodes: int | None = None  # tape nodes per call
-    operations: int | None = None  # distinct kinds of operation recorded
-    lines: int | None = None  # source lines of a user function
-    rule_call_s: float | None = None  # what the engine adds to a call one rule serves
-
-    @property
-    def measured(self) -> bool:
-        return self.error is None and self.primal_s is not None and self.derived_s is not None
-
-    @property
-    def ratio(self) -> float | None:
-        """derived / primal: the AD overhead factor."""
-        return self.derived_s / max(self.primal_s, 1e-12) if self.measured else None
-
-    def to_json(self) -> dict:
-        if self.error is not None:
-            return {"error": self.error}
-        return {"primal_s": self.primal_s, "derived_s": self.derived_s, "ratio": self.ratio, "repeats": self.repeats,
-                "derived_peak_bytes": self.derived_peak_bytes, "direct_bytes": self.direct_bytes,
-                "direct_floor_s": self.direct_floor_s, "imports": [i.to_json() for i in self.imports],
-                **{k: getattr(self, k) for k in DECOMPOSITION}}
 
 
 @dataclass
@@ -173,6 +108,7 @@ class SignatureStats(Measured):
     replay: Replay | None = None
     sample: Sample | None = None
     traced: list | None = None  # positions of the first call's arguments that held traced values
+    output: str | None = None  # what its first call returned (OUTPUTS): whether a rule can return it
 
     @property
     def function(self) -> str:
@@ -182,7 +118,7 @@ class SignatureStats(Measured):
         return {
             "id": self.id, "signature": str(self.signature), "function": self.function, "kind": self.kind,
             "served_by": self.served_by, "served_counts": dict(self.served_counts), "location": self.location,
-            "traced": None if self.traced is None else list(self.traced), **self._measured_json(),
+            "traced": None if self.traced is None else list(self.traced), "output": self.output, **self._measured_json(),
             "replay": None if self.replay is None else self.replay.to_json(),
             "sample": None if self.sample is None else self.sample.to_json(),
         }
@@ -334,7 +270,13 @@ class _Reader:
             id=sid, signature=sig, kind=kind, served_by=served, served_counts=dict(counts),
             location=self.get(s, "location", str, where, ""), replay=self.replay(s.get("replay"), f"{where}replay"),
             sample=self.sample(s.get("sample"), f"{where}sample"), traced=self.traced(s, where),
+            output=self.output(s, where),
             **self.measured(s, where, required=True))
+
+    def output(self, s: dict, where: str) -> str | None:
+        if (v := s.get("output")) is None or isinstance(v, str) and v in OUTPUTS:
+            return v
+        self.fail(f"field '{where}output'", f"must be one of {', '.join(OUTPUTS)} or null")
 
     def traced(self, s: dict, where: str) -> list | None:
         if (v := s.get("traced")) is None or isinstance(v, list) and all(is_count(i) for i in v):

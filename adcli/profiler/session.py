@@ -27,7 +27,7 @@ import time
 import numpy as np
 
 from ..engine import hooks
-from ..engine.core import has_tracer, output_of
+from ..engine.core import Tracer, has_tracer, output_of
 from ..engine.grad import stop_gradient
 from ..engine.pytree import flatten
 from ..engine.signature import Signature, signature_key
@@ -62,10 +62,24 @@ class CallNode:
         return node
 
 
+def output_kind(out) -> str:
+    """What a call returned, as a rule would have to: "value" (an array or a number, traced or
+    not), "tuple" (of values: a rule may return several outputs), else "list", "dict", "None"
+    or "object", which no rule can return."""
+    if isinstance(out, tuple) and not hasattr(out, "_fields"):
+        return "tuple" if all(output_kind(o) == "value" for o in out) else "object"
+    if isinstance(out, (np.ndarray, np.generic, float, int, Tracer)):
+        return "value"
+    if out is None:
+        return "None"
+    return type(out).__name__ if isinstance(out, (list, dict)) else "object"
+
+
 class Observed:
     """One signature as the session saw it: the unit the advisor reasons about."""
 
-    __slots__ = ("id", "signature", "kind", "served", "location", "func", "sample", "sample_kwargs", "traced")
+    __slots__ = ("id", "signature", "kind", "served", "location", "func", "sample", "sample_kwargs", "traced",
+                 "output")
 
     def __init__(self, id: int, signature: Signature | None, kind: str, location: str):
         self.id = id
@@ -77,6 +91,7 @@ class Observed:
         self.sample = None  # the first call's arguments, copied (see Session.sample_limit)
         self.sample_kwargs = None
         self.traced = None  # positions of the first call's arguments that held traced values
+        self.output = None  # what the first call returned (output_kind): can a rule return it?
 
 
 class _Grads(list):
@@ -183,7 +198,10 @@ class Session(hooks.Session):
         node = self._enter(loc, sig, args, kwargs)
         sig.served[source] = sig.served.get(source, 0) + 1
         try:
-            return fn(*args, **kwargs) if spread else fn(args, kwargs)
+            out = fn(*args, **kwargs) if spread else fn(args, kwargs)
+            if sig.output is None:
+                sig.output = output_kind(out)
+            return out
         finally:
             self._exit(loc, node)
 
