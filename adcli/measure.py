@@ -37,6 +37,30 @@ def stable_median(fn, budget: float = 0.2, min_repeats: int = 5, max_repeats: in
     return float(np.median(times)), len(times)
 
 
+def alternating_medians(fns: list, budget: float = 0.2, min_rounds: int = 5, max_rounds: int = 500) -> list[float]:
+    """Median seconds of each of ``fns``, sampled in turn (one call of each per round) until
+    ``budget`` seconds are spent: a machine that slows down for a while slows every one of
+    them, so their differences stay true. Garbage collection is off while timing."""
+    for fn in fns:
+        fn()  # warm caches
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        times: list[list[float]] = [[] for _ in fns]
+        start = _perf()
+        rounds = 0
+        while rounds < max_rounds and (rounds < min_rounds or _perf() - start < budget):
+            for fn, out in zip(fns, times):
+                t0 = _perf()
+                fn()
+                out.append(_perf() - t0)
+            rounds += 1
+    finally:
+        if was_enabled:
+            gc.enable()
+    return [float(np.median(t)) for t in times]
+
+
 def peak_bytes(fn) -> int:
     """Peak memory ``fn()`` allocates above what was live before it (tracemalloc)."""
     was = tracemalloc.is_tracing()

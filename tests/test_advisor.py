@@ -149,10 +149,12 @@ def test_callees_win_when_their_rules_save_more_than_the_caller():
 
 
 def test_savings_below_the_burden_keep_the_derived_rule():
-    # the import saves 1 ms of a 1 s gradient: 0.1%, under the 2% burden
+    # the import saves 1 ms of a 1 s gradient: 0.1%, under the 2% burden (the function handed to
+    # grad was not replayed: the run's own gradient time is the measure)
     p = profile([sig(1, "numpy.kron(f64[2d], f64[2d])", calls=1, time=0.011, derived=0.011, primal=0.002,
-                     imports=[imp("numpy.kron", 0.010)])], node(0, 0, [node(1, 1)]), total=1.0)
-    [s], _ = suggest([p])
+                     imports=[imp("numpy.kron", 0.010)]), sig(2, "__main__.f(f64[2d])", kind="user", time=1.0)],
+                node(0, 0, [node(2, 1, [node(1, 1)])]), total=1.0)
+    [s] = [s for s in suggest([p])[0] if s.signature.function == "numpy.kron"]
     assert s.action == "keep-derived" and "below its burden" in s.reasons[0]
 
 
@@ -242,10 +244,30 @@ def test_cli_prints_the_library_tier_and_the_user_tier_as_two_tables(tmp_path, f
 def test_savings_are_paid_on_the_cost_in_the_run_not_the_replay():
     # the replay says the import saves 40% of a call (0.1 -> 0.06); in the run, profiler and
     # all, 5 calls took 0.8 s: the saving is 40% of that, 0.32 s, a share of the run's 1 s
+    # (the function handed to grad was not replayed: the run's own gradient time is the measure)
     sigs = [sig(1, "numpy.kron(f64[2d], f64[2d])", calls=5, time=0.8, derived=0.1, primal=0.01,
-                imports=[imp("numpy.kron", 0.06)])]
-    [s], _ = suggest([profile(sigs, node(0, 0, [node(1, 5)]), total=1.0)])
+                imports=[imp("numpy.kron", 0.06)]), sig(2, "__main__.f(f64[2d])", kind="user", time=1.0)]
+    got = by_sig(suggest([profile(sigs, node(0, 0, [node(2, 1, [node(1, 5)])]), total=1.0)])[0])
+    s = got["numpy.kron(f64[2d], f64[2d])"]
     assert s.action == "import" and s.saving_s == pytest.approx(0.32) and s.share == pytest.approx(0.32)
+
+
+def test_when_the_differentiated_function_was_replayed_the_program_measurements_decide():
+    # f (handed to grad) replays at 0.5 s per gradient without the profiler (1 s profiled);
+    # kron's import saves 40% of a call alone (0.1 -> 0.06) but, timed in the program, the
+    # gradient of f goes from 0.5 s to 0.4 s with it: 20% of the gradient, as measured there
+    sigs = [sig(1, "numpy.kron(f64[2d], f64[2d])", calls=5, time=0.8, derived=0.1, primal=0.09,
+                imports=[imp("numpy.kron", 0.06)]),
+            sig(2, "__main__.f(f64[2d])", kind="user", time=1.0, derived=0.5, primal=0.3)]
+    sigs[0]["replay"].update(program_s=0.5, program_import_s=0.4)
+    suggestions, summary = suggest([profile(sigs, node(0, 0, [node(2, 1, [node(1, 5)])]), total=1.0)])
+    s = by_sig(suggestions)["numpy.kron(f64[2d], f64[2d])"]
+    assert summary["gradient_s"] == pytest.approx(0.5) and summary["profiled_s"] == pytest.approx(1.0)
+    assert s.action == "import" and s.saving_s == pytest.approx(0.1) and s.share == pytest.approx(0.2)
+    assert any("0.4 s per run with it against 500 ms derived" in r or "400 ms per run with it" in r for r in s.reasons)
+    del sigs[0]["replay"]["program_s"], sigs[0]["replay"]["program_import_s"]  # not measured: the replay's numbers
+    s = by_sig(suggest([profile(sigs, node(0, 0, [node(2, 1, [node(1, 5)])]), total=1.0)])[0])["numpy.kron(f64[2d], f64[2d])"]
+    assert s.saving_s == pytest.approx(5 * 0.04) and s.share == pytest.approx(0.4)
 
 
 @pytest.mark.parametrize("tier, shown, hidden", [("library", "numpy.kron", "__main__.model"),

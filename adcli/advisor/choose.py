@@ -27,7 +27,7 @@ from ..engine.signature import Signature
 from ..profiler.model import Profile
 from ..units import duration, human_bytes
 from .config import Thresholds
-from .costs import Cost, aggregate, calibrate, merged_tree
+from .costs import Cost, aggregate, calibrate, merged_tree, plain_total, root_times
 
 ACTIONS = ("hand-write", "import", "keep-derived")
 HAND_WRITE, IMPORT, KEEP_DERIVED = ACTIONS
@@ -78,6 +78,11 @@ class _Option:
     burden: float  # seconds per program run
     reasons: list
     peak_bytes: int | None = None  # an import's measured peak memory per call
+    saving: float | None = None  # per call, measured in the program (Cost.in_program); else (D - cost) * scale
+
+    def per_call(self, c: Cost) -> float:
+        """What the rule saves per call of ``c``, in the advisor's seconds."""
+        return self.saving if self.saving is not None else (c.derived_s - self.cost) * c.scale
 
 
 def _parts(c: Cost) -> str | None:
@@ -93,12 +98,15 @@ def _hand_cost(c: Cost, factor: float, basis: str) -> tuple[float | None, str]:
     P = c.primal_s
     if c.decomposed:
         floor = c.direct_floor_s or (P + c.rule_call_s)
-        hand = floor + c.vector_pullback_s
+        scalar = _scalar_primal(c)
+        hand = max(floor + c.vector_pullback_s - scalar, 0.0)
         how = "measured with a minimal rule" if c.direct_floor_s else f"the primal + {duration(c.rule_call_s)} per rule call"
+        vectorised = (f" - {duration(scalar)} of the primal's per-operation cost, which its forward pass can vectorise "
+                      "as well (rewrite the exported forward to get it)") if scalar > 0.05 * hand else ""
         return hand, (f"a hand-written rule is estimated at {duration(hand)} per call: {duration(floor)} to serve the "
                       f"primal ({how}) + {duration(c.vector_pullback_s)} of pullback work that scales with data (the "
                       f"other {duration(c.pullback_s - c.vector_pullback_s)} is per-operation cost a vectorised rule "
-                      "does not pay)")
+                      f"does not pay){vectorised}")
     # a profile without the decomposition: the floor of serving any rule plus the rest of its
     # work scaled from the primal, with the factor calibrated on the measured imports
     if P and c.direct_floor_s:
@@ -119,6 +127,12 @@ def _options(c: Cost, factor: float, basis: str, th: Thresholds, total: float) -
                      "it calls, or one that calls it, can have one)")
         return opts, notes
     hand, hand_text = _hand_cost(c, factor, basis)
+    prog = _in_program(c)  # (derived, with the import, with a hand-written rule) per call, or None
+    if prog is not None and prog[2] is not None:
+        hand_text += (f"; in the program, the gradients that call it take {duration(prog[0] * c.calls)} per run, "
+                      f"{duration(c.program_floor_s * c.program_scale)} with a minimal rule for it (its primal, zero "
+                      "gradients; timed in "
+                      f"turn), so a hand-written rule is estimated to leave {duration(prog[2] * c.calls)}")
     best = c.best_import()
     for bad in c.disagreeing_imports():
         notes.append(f"WARNING: {bad.rule} disagrees with the derived gradient on the samples ({bad.error or ''}); "
@@ -130,13 +144,22 @@ def _options(c: Cost, factor: float, basis: str, th: Thresholds, total: float) -
             notes.append(f"{best.rule} allocates {human_bytes(peak)} at peak per call, over {th.alloc_tolerance:g}x the "
                          f"{human_bytes(c.direct_bytes)} of the same gradient served by a minimal direct rule (its output and "
                          "one gradient per argument): importing is not the best way")
-        elif hand is not None and R > th.import_tolerance * hand:
+        elif prog is not None and prog[1] is not None and prog[2] is not None \
+                and prog[1] > th.import_tolerance * prog[2]:
+            notes.append(f"in the program, {best.rule} leaves {duration(prog[1])} per call, over "
+                         f"{th.import_tolerance:g}x the {duration(prog[2])} a hand-written rule is estimated to leave: "
+                         "importing is not the best way")
+        elif (prog is None or prog[1] is None) and hand is not None and R > th.import_tolerance * hand:
             notes.append(f"{best.rule} is measured at {duration(R)} per call, over {th.import_tolerance:g}x the "
                          f"{duration(hand)} a direct rule is estimated to cost: importing is not the best way")
         else:
-            opts.append(_Option(IMPORT, R, True, best.rule, th.import_burden * total,
-                                [f"{best.rule} agrees with the derived gradient on the samples and measures "
-                                 f"{duration(R)} per call against {duration(D)} derived"], peak))
+            text = (f"{best.rule} agrees with the derived gradient on the samples and measures {duration(R)} per call "
+                    f"against {duration(D)} derived")
+            if prog is not None and prog[1] is not None:
+                text += (f"; in the program, the gradients that call it take {duration(prog[1] * c.calls)} per run "
+                         f"with it against {duration(prog[0] * c.calls)} derived (timed in turn)")
+            opts.append(_Option(IMPORT, R, True, best.rule, th.import_burden * total, [text], peak,
+                                None if prog is None or prog[1] is None else prog[0] - prog[1]))
     elif not c.imports:
         notes.append("no library rule exists for this callable" if c.kind == "numpy" else
                      "a user function: no library rule can exist")
@@ -146,7 +169,8 @@ def _options(c: Cost, factor: float, basis: str, th: Thresholds, total: float) -
                             [hand_text + ("" if c.decomposed else f"; derived costs {duration(D)}, primal {duration(P)}"),
                              f"its burden is {th.handwrite_burden * scale:.0%} of the gradient time: "
                              f"{th.handwrite_burden:.0%} x (1 + size {c.size:.0f} / {th.burden_size:g}), the size being "
-                             f"{c.operations or 1} operation(s) + {c.arguments} argument(s) + {c.lines or 0} line(s) / 5"]))
+                             f"{c.operations or 1} operation(s) + {c.arguments} argument(s) + {c.lines or 0} line(s) / 5"],
+                            saving=None if prog is None or prog[2] is None else prog[0] - prog[2]))
     elif not c.measured and c.replay_error:
         notes.append(f"its replay measured nothing ({c.replay_error}), so its primal cost is unknown and a "
                      "hand-written rule cannot be estimated")
@@ -156,12 +180,37 @@ def _options(c: Cost, factor: float, basis: str, th: Thresholds, total: float) -
     return opts, notes
 
 
+def _in_program(c: Cost) -> tuple | None:
+    """Per call of ``c``, in the program: (derived, with its library rule imported or None, with
+    a hand-written rule or None). The hand-written rule is the measured minimal rule (its primal,
+    zero gradients) plus the pullback work that scales with data, less the forward's share of
+    per-operation cost, which a rule's forward pass can vectorise like its pullback
+    (docs/advisor.md § Predictions). None unless the program was measured."""
+    if not c.in_program or not c.calls:
+        return None
+    k = c.program_scale / c.calls
+    derived = c.program_s * k
+    imported = None if c.program_import_s is None else c.program_import_s * k
+    hand = None
+    if c.program_floor_s is not None and c.decomposed:
+        hand = max(c.program_floor_s * k + c.vector_pullback_s - _scalar_primal(c), 0.0)
+    return derived, imported, hand
+
+
+def _scalar_primal(c: Cost) -> float:
+    """The part of the primal a rule's forward pass can vectorise: the primal times the share of
+    the pullbacks' time that is per-operation cost rather than work on data."""
+    if not c.decomposed or not c.pullback_s or not c.primal_s:
+        return 0.0
+    return c.primal_s * min(max(1.0 - c.vector_pullback_s / c.pullback_s, 0.0), 1.0)
+
+
 def _best(c: Cost, opts: list, calls: int, credited: float = 0.0):
     """The option with the largest net saving (gain - burden) over ``calls`` calls, less what
     the library tier already saves inside them (``credited``): (option, gain, net) or None."""
     out = None
     for opt in opts:
-        gain = calls * (c.derived_s - opt.cost) * c.scale - credited
+        gain = calls * opt.per_call(c) - credited
         net = gain - opt.burden
         if net >= 0 and gain > 0 and (out is None or net > out[2]):
             out = (opt, gain, net)
@@ -172,19 +221,29 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None, sort: str = "
     """Suggestions for every derived signature (keep-derived ones included), library tier
     first, best first within a tier, and a summary dict."""
     th = th or Thresholds()
-    costs, total = aggregate(profiles)
+    costs, profiled = aggregate(profiles)
+    tree = merged_tree(profiles)
+    # Seconds of the program without the profiler when every function handed to grad was
+    # replayed (then replayed and in-program costs weigh against it as they are), else the
+    # profiled run's, each replayed cost scaled by its signature's live time over its replay's.
+    plain = plain_total(costs, tree)
+    total = plain or profiled
+    roots = root_times(costs, tree) if plain else {}
+    for name, c in costs.items():
+        c.run_scale = 1.0 if plain else None
+        c.in_program = bool(plain) and bool(c.program_s) and name in roots
+        c.program_scale = roots[name] / c.program_s if c.in_program else 1.0
     factor, basis = calibrate(costs, th.fallback_factor)
     derived = {s: c for s, c in costs.items() if c.served_by == "derived" and c.derived_s is not None}
     options = {s: _options(c, factor, basis, th, total) for s, c in derived.items()}
 
     # Tier 1: library signatures, each on its own (its rule serves every call, in every program).
     library = {s: _best(c, options[s][0], c.calls) for s, c in derived.items() if c.kind == "numpy"}
-    per_call = {s: (c.derived_s - library[s][0].cost) * c.scale for s, c in derived.items() if library.get(s)}
+    per_call = {s: library[s][0].per_call(c) for s, c in derived.items() if library.get(s)}
 
     # Tier 2: user functions, on what the library tier leaves. Bottom-up: value(node) is the best
     # net saving in its subtree; a node's own rule wins unless the rules inside it save at least
     # nest_share of its own (smaller rules are the lighter burden), or more.
-    tree = merged_tree(profiles)
 
     def value(name: str, node: dict) -> tuple[float, float]:
         """(best net saving of user-tier rules in the subtree, library saving inside it)."""
@@ -242,9 +301,10 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None, sort: str = "
             pick = None
         parts = _parts(c)
         lead = [parts] if parts else []
-        if c.scale < 0.5:
-            lead.append(f"its replay took {duration(c.derived_s)} per call, {1 / c.scale:.1f}x its {duration(c.live_s)} per "
-                        "call in the run: savings are scaled to the run")
+        if c.measured and c.live_s and c.derived_s and c.live_s < 0.5 * c.derived_s:
+            slower = c.derived_s / c.live_s
+            lead.append(f"WARNING: its replay took {duration(c.derived_s)} per call, {slower:.1f}x its "
+                        f"{duration(c.live_s)} per call in the run, profiler and all: the replay may overstate its cost")
         if pick is not None:
             opt, gain = pick[0], pick[1]
             credit = ""
@@ -266,8 +326,8 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None, sort: str = "
                                       f"{th.nest_share:.0%} of that: smaller rules are the lighter burden")
         elif opts:
             credited = sum(n["_inside"] for n in _nodes(tree, name)) if tier == USER else 0.0
-            bestopt = max(opts, key=lambda o: c.calls * (c.derived_s - o.cost))
-            saving = c.calls * (c.derived_s - bestopt.cost) * c.scale - credited
+            bestopt = max(opts, key=lambda o: o.per_call(c))
+            saving = c.calls * bestopt.per_call(c) - credited
             if saving <= 0:
                 considered = "; ".join(f"{o.action} {duration(o.cost)}{'' if o.measured else ' (estimated)'}" for o in opts)
                 reasons.insert(len(lead), f"no rule would be faster than the derived {duration(c.derived_s)} per call "
@@ -283,7 +343,8 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None, sort: str = "
     out.sort(key=lambda s: (s.action == KEEP_DERIVED, s.tier != LIBRARY, keys[sort](s)))
     for i, s in enumerate(out, 1):
         s.rank = i
-    return out, {"gradient_s": total, "factor": factor, "factor_basis": basis, "profiles": len(profiles),
+    return out, {"gradient_s": total, "profiled_s": profiled, "replayed": bool(plain), "factor": factor,
+                 "factor_basis": basis, "profiles": len(profiles),
                  "signatures": len(costs), "derived": len(derived),
                  "decomposed": sum(c.decomposed for c in derived.values())}
 

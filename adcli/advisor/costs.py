@@ -36,6 +36,16 @@ class Cost:
     operations: int | None = None
     lines: int | None = None
     output: str | None = None  # what its calls returned (profiler.model.OUTPUTS); None: not recorded
+    run_scale: float | None = None  # see scale; set by the advisor for all signatures at once
+    # in the program (Replay.program_*), seconds per run summed over the profiles; None unless
+    # every profile that replayed it measured them
+    program_s: float | None = None
+    program_import_s: float | None = None
+    program_floor_s: float | None = None
+    in_program: bool = False  # the advisor uses the program_* measurements (set with run_scale)
+    # program seconds -> the advisor's: the replayed time of the roots that call it over program_s
+    # (measured at another moment; a share of program_s is what the program measurement says)
+    program_scale: float = 1.0
     _weight: float = 0.0
 
     @property
@@ -57,12 +67,14 @@ class Cost:
 
     @property
     def scale(self) -> float:
-        """Replayed seconds -> seconds of the run: the run's per-call time over the replay's.
-        A saving is measured in isolation as a share of the derived cost (1 - rule / derived)
-        and paid in the run on the live cost, so it weighs against the run's gradient time in
-        the same units: the profiler's own overhead, in both, cancels (docs/advisor.md
-        § Predictions). Below 1 when a call ran faster in the run than alone (a loop's warm
-        caches), above when the profiler slowed the run down."""
+        """Replayed seconds per call -> the advisor's seconds (docs/advisor.md § Predictions):
+        with the program measured, what its calls cost there over what one cost alone; else
+        ``run_scale`` (1: replayed seconds are the unit); else the run's live time per call over
+        the replay's (the run's seconds, profiler included)."""
+        if self.in_program and self.calls and self.derived_s:  # its calls cost this much in the program
+            return self.program_s * self.program_scale / (self.calls * self.derived_s)
+        if self.run_scale:
+            return self.run_scale
         if not self.measured or not self.live_s or not self.derived_s:
             return 1.0
         return self.live_s / self.derived_s
@@ -123,6 +135,9 @@ def aggregate(profiles: list[Profile]) -> tuple[dict, float]:
                                     *(zip(("pullback_s", "vector_pullback_s", "rule_call_s"), parts) if decomposed else ())):
                     old = (getattr(c, attr) or 0.0) if c.measured else 0.0
                     setattr(c, attr, (old * c._weight + value * w) / (c._weight + w))
+                for attr in ("program_s", "program_import_s", "program_floor_s"):
+                    value, old = getattr(r, attr), getattr(c, attr)
+                    setattr(c, attr, None if value is None or (c.measured and old is None) else (old or 0.0) + value)
                 for attr in ("nodes", "operations", "lines"):
                     value = getattr(r, attr)
                     if value is not None:
@@ -158,6 +173,37 @@ def merged_tree(profiles: list[Profile]) -> dict:
                 slot["calls"] += child.calls
                 stack.append((child, slot))
     return root
+
+
+def root_times(costs: dict, tree: dict) -> dict:
+    """Signature -> the replayed gradient time per run of the roots (functions handed to
+    ``grad``) whose calls reach it; only signatures under replayed roots."""
+    out: dict = {}
+    for name, node in tree["children"].items():
+        c = costs.get(name)
+        if c is None or not c.measured or not c.derived_s:
+            continue
+        t, stack, seen = node["calls"] * c.derived_s, [(name, node)], set()
+        while stack:
+            k, n = stack.pop()
+            if k not in seen:
+                seen.add(k)
+                out[k] = out.get(k, 0.0) + t
+            stack.extend(n["children"].items())
+    return out
+
+
+def plain_total(costs: dict, tree: dict) -> float | None:
+    """The gradient time per run without the profiler: the replayed derived time of the
+    functions handed to ``grad`` (the merged tree's roots) times their calls; None unless every
+    root was replayed."""
+    total = 0.0
+    for name, node in tree["children"].items():
+        c = costs.get(name)
+        if c is None or not c.measured or not c.derived_s:
+            return None
+        total += node["calls"] * c.derived_s
+    return total or None
 
 
 def calibrate(costs: dict, fallback: float) -> tuple[float, str]:

@@ -124,6 +124,14 @@ def _replays(profile: Profile, session: Session, budget: float, progress) -> Non
     chosen = replay.choose(profile)
     with threadpool_limits(1):  # BLAS on one thread: timings comparable between calls and machines
         _replay_each(chosen, session, budget, progress)
+        try:
+            replay.in_program(profile, session.by_id, budget)
+        except KeyboardInterrupt:
+            raise
+        except Exception:  # noqa: BLE001 - the what-ifs refine the advice; the replays stand without them
+            for s in profile.signatures:
+                if s.replay is not None:
+                    s.replay.program_s = s.replay.program_import_s = s.replay.program_floor_s = None
 
 
 def _replay_each(chosen: list, session: Session, budget: float, progress) -> None:

@@ -17,11 +17,13 @@ import numpy as np
 from ..engine.descriptors import array_type
 from ..engine.grad import vjp
 from ..engine.pytree import flatten
+from ..engine.registry import add_rule, remove_rule
 from ..errors import AdcliError, RuleDisagreement
-from ..measure import peak_bytes, stable_median
+from ..measure import alternating_medians, peak_bytes, stable_median
 from ..rules.autograd_catalog import find
 from ..rules.autograd_import import import_rule, unimport
 from ..rules.declare import register, unregister
+from ..rules.dispatch import dispatch
 from .decompose import calibration, decompose, source_lines
 from .model import ImportOutcome, ImportTrial, Profile, Replay, SignatureStats
 
@@ -46,9 +48,14 @@ def _float_argnums(args) -> tuple:
                         for v in flatten(a)[0]))
 
 
-def replay(sig, budget: float = 0.2, seed: int = 0) -> Replay:
-    """Measure one signature (what the session observed: ``func``, ``sample``, ``signature``)."""
+def _setup(sig, seed: int = 0, dispatched: bool = False):
+    """What a replay of ``sig`` differentiates: (fn, args, kwargs, argnums, grad), the gradient
+    a vjp through one call with a random output cotangent; or a Replay saying why not. With
+    ``dispatched``, a user function is called through a dispatch point, so that a rule declared
+    for it serves the call (as when the program calls it)."""
     fn, args, kwargs = sig.func, sig.sample, sig.sample_kwargs or {}
+    if dispatched and sig.kind == "user" and fn is not None:
+        fn = dispatch(fn)
     if fn is None:
         return Replay(error="the callable could not be found again (a nested function or a method?)")
     if not isinstance(args, list):
@@ -67,10 +74,18 @@ def replay(sig, budget: float = 0.2, seed: int = 0) -> Replay:
     leaves, unflatten = flatten(out)
     cotangent = unflatten([rng.standard_normal(np.shape(o)).astype(np.result_type(o)) if np.result_type(o).kind == "f"
                            else None for o in leaves])
-    primal_s, _ = stable_median(lambda: fn(*args, **kwargs), budget)
     # the call's own forward + reverse: the reverse pass starts from a random cotangent of the
     # output, with no reduction added (which would cost as much as the call for big outputs)
-    grad = vjp(lambda *a: fn(*a, **kwargs), argnums, cotangent)
+    return fn, args, kwargs, argnums, vjp(lambda *a: fn(*a, **kwargs), argnums, cotangent)
+
+
+def replay(sig, budget: float = 0.2, seed: int = 0) -> Replay:
+    """Measure one signature (what the session observed: ``func``, ``sample``, ``signature``)."""
+    setup = _setup(sig, seed)
+    if isinstance(setup, Replay):
+        return setup
+    fn, args, kwargs, argnums, grad = setup
+    primal_s, _ = stable_median(lambda: fn(*args, **kwargs), budget)
     derived_s, repeats = stable_median(lambda: grad(*args), budget)
     result = Replay(primal_s=primal_s, derived_s=derived_s, repeats=repeats,
                     derived_peak_bytes=peak_bytes(lambda: grad(*args)))
@@ -86,6 +101,97 @@ def replay(sig, budget: float = 0.2, seed: int = 0) -> Replay:
     return result
 
 
+def in_program(profile: Profile, by_id: dict, budget: float = 0.2) -> None:
+    """What a rule for each replayed derived signature would save in the program, measured:
+    the gradients of the functions handed to ``grad`` that call it (the call tree's roots,
+    replayed as above) are timed in turn as the run served them, with the signature's best
+    agreeing library rule imported, and with a minimal rule for it (its primal, zero
+    gradients: the floor any rule pays). A call inside a loop costs what it costs there, not
+    what it costs alone. Fills ``program_*`` of each signature's Replay; seconds per run (each
+    root's time times its calls). ``by_id``: the session's observed signatures."""
+    roots = []
+    for node in profile.tree.children:
+        under, stack = set(), [node]
+        while stack:
+            n = stack.pop()
+            under.add(n.sig)
+            stack.extend(n.children)
+        roots.append((node.sig, node.calls, under))
+    grads: dict = {}
+    for stats in profile.signatures:
+        r = stats.replay
+        if stats.served_by != "derived" or r is None or not r.measured:
+            continue
+        mine = [(root, calls) for root, calls, under in roots if stats.id in under]
+        if not mine:
+            continue
+        rules = _what_if_rules(stats, by_id[stats.id])
+        try:
+            totals = [0.0, 0.0, 0.0]
+            for root, calls in mine:
+                if root not in grads:
+                    setup = _setup(by_id[root], dispatched=True)
+                    grads[root] = None if isinstance(setup, Replay) else (setup[4], setup[1])
+                if grads[root] is None:  # a root that cannot be replayed: no complete what-if
+                    raise AdcliError("a root cannot be replayed")
+                grad, args = grads[root]
+                states = [None] + [k for k in ("import", "floor") if rules.get(k) is not None]
+                times = alternating_medians([_served(rules, k, grad, args) for k in states], budget)
+                for k, t in zip(states, times):
+                    totals[(None, "import", "floor").index(k)] += calls * t
+            r.program_s = totals[0]
+            r.program_import_s = totals[1] if rules.get("import") is not None else None
+            r.program_floor_s = totals[2] if rules.get("floor") is not None else None
+        except Exception:  # noqa: BLE001 - this signature's what-if failed (a rule the program rejects): none
+            r.program_s = r.program_import_s = r.program_floor_s = None
+        finally:
+            for rule in rules.values():
+                if rule is not None:
+                    remove_rule(rule)
+
+
+def _what_if_rules(stats: SignatureStats, sig) -> dict:
+    """{"import": the best agreeing library rule, "floor": a minimal rule}, built for the
+    signature and left out of the registry (``_served`` puts one in while it is timed)."""
+    out: dict = {"import": None, "floor": None}
+    setup = _setup(sig)
+    if isinstance(setup, Replay) or stats.output not in (None, "value", "tuple"):  # no rule can serve it
+        return out
+    fn, args, kwargs, argnums, _ = setup
+    types = stats.signature.key
+    target = fn if stats.kind == "numpy" else f"{stats.signature.module}:{stats.signature.qualname}"
+
+    def minimal(*a, **k):
+        return fn(*a, **k), lambda g: tuple(zeros_like_tree(v) if i in argnums else None for i, v in enumerate(a))
+
+    try:
+        [out["floor"]] = register(target, types, minimal, source="hand-written", origin="adcli replay: floor")
+        remove_rule(out["floor"])
+    except (AdcliError, ValueError):
+        out["floor"] = None
+    if stats.kind == "numpy" and any(i.outcome is ImportOutcome.AGREES for i in stats.replay.imports):
+        try:
+            [out["import"]] = import_rule(fn, *types, example_args=tuple(args), example_kwargs=dict(kwargs))
+            remove_rule(out["import"])
+        except (AdcliError, ValueError):
+            out["import"] = None
+    return out
+
+
+def _served(rules: dict, kind, grad, args):
+    """One gradient with only ``rules[kind]`` registered for its signature (None: neither; the
+    rules share one signature, so adding one replaces the other)."""
+    def run():
+        if kind is None:
+            for rule in rules.values():
+                if rule is not None:
+                    remove_rule(rule)
+        else:
+            add_rule(rules[kind])
+        grad(*args)
+    return run
+
+
 def _direct_floor(sig, fn, args, kwargs, argnums, grad, budget):
     """(peak bytes, seconds) of the same gradient served by the least a direct rule can do: the
     primal, and one new gradient array per argument (zeros). The engine's own per-call cost is
@@ -96,7 +202,7 @@ def _direct_floor(sig, fn, args, kwargs, argnums, grad, budget):
         return None
 
     def minimal(*a, **k):
-        return fn(*a, **k), lambda g: tuple(np.zeros_like(v) if i in argnums else None for i, v in enumerate(a))
+        return fn(*a, **k), lambda g: tuple(zeros_like_tree(v) if i in argnums else None for i, v in enumerate(a))
 
     types = sig.signature.key
     try:
@@ -109,6 +215,14 @@ def _direct_floor(sig, fn, args, kwargs, argnums, grad, budget):
     finally:
         unregister(fn, types)
         del rules
+
+
+def zeros_like_tree(a):
+    """Zero cotangents shaped like ``a``: an array or float leaf's zeros, None for the rest
+    (ints, strings), in ``a``'s dict/list/tuple structure."""
+    leaves, unflatten = flatten(a)
+    return unflatten([np.zeros_like(v) if isinstance(v, (np.ndarray, np.floating)) and np.result_type(v).kind == "f"
+                      else 0.0 if type(v) is float else None for v in leaves])
 
 
 def with_layout(a, descriptor):

@@ -57,8 +57,11 @@ def _headline(summary) -> str:
         how = f"from the measured cost decomposition ({decomposed} of {derived}), else {summary['factor_basis']}"
     else:
         how = f"with {summary['factor_basis']}"
-    return (f"{derived} derived signature(s) in {summary['profiles']} profile(s), gradient time "
-            f"{duration(summary['gradient_s'])}; hand-written rules estimated {how}")
+    time = duration(summary["gradient_s"])
+    if summary.get("replayed"):
+        time += f" without the profiler ({duration(summary['profiled_s'])} profiled)"
+    return (f"{derived} derived signature(s) in {summary['profiles']} profile(s), gradient time {time}; "
+            f"hand-written rules estimated {how}")
 
 
 def _tiers(advice: Advice) -> list:
