@@ -313,3 +313,11 @@ def test_output_kinds(out, kind):
     from adcli.profiler.session import output_kind
 
     assert output_kind(out) == kind
+
+
+def test_a_replay_far_slower_than_the_live_call_is_flagged():
+    sigs = [sig(1, "numpy.kron(f64[2d], f64[2d])", calls=10, time=0.1, derived=0.05, primal=0.001,
+                imports=[imp("numpy.kron", 0.002)]), sig(2, "__main__.f(f64[2d])", kind="user", time=1.0)]
+    got = by_sig(suggest([profile(sigs, node(0, 0, [node(2, 1, [node(1, 10)])]), total=1.0)])[0])
+    reasons = got["numpy.kron(f64[2d], f64[2d])"].reasons
+    assert any(r.startswith("WARNING: its replay took 50 ms per call, 5.0x its 10 ms per call in the run") for r in reasons)

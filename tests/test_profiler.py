@@ -210,3 +210,37 @@ def test_replays_run_with_blas_pinned_to_one_thread(tmp_path):
     if counts[0] < 2:
         pytest.fail(f"this machine's BLAS has no pool of 2 threads to pin ({counts[0]}): the test cannot tell")
     assert counts[0] == 2 and len(counts) > 1 and set(counts[1:]) == {1}
+
+
+def test_replays_measure_each_candidate_in_the_program(tmp_path):
+    """The gradients of the function handed to grad (outer, 2 calls) are timed as served, with
+    kron's library rule imported, and with a minimal rule for each derived signature; seconds
+    per run, and the registry is left as it was."""
+    data, _, out = run(tmp_path, "known_calls.py")
+    [kron] = by_function(data, "numpy.kron")
+    [inner] = by_function(data, "__main__.inner")
+    [outer] = by_function(data, "__main__.outer")
+    for s in (kron, inner, outer):
+        r = s["replay"]
+        assert r["program_s"] > 0 and r["program_floor_s"] > 0
+        # two gradients of outer per run: each program time is twice one gradient, at least
+        # as long as the replayed gradient of outer is, give or take the noise of a shared machine
+        assert r["program_s"] > 0.5 * 2 * outer["replay"]["derived_s"]
+    assert kron["replay"]["program_import_s"] > 0
+    assert inner["replay"]["program_import_s"] is None  # a user function: no library rule
+    # a minimal rule for inner leaves kron and its own body out of the reverse pass: faster
+    assert inner["replay"]["program_floor_s"] < inner["replay"]["program_s"]
+    assert not any(k for k in REGISTRY.get(np.kron).by_signature)
+    assert not REGISTRY.get(("__main__", "inner")) or not REGISTRY[("__main__", "inner")].by_signature
+
+
+def test_a_signature_whose_output_no_rule_returns_gets_no_floor(tmp_path):
+    (tmp_path / "listy.py").write_text(
+        "import numpy as np\nimport adcli\n\n"
+        "def parts(x):\n    return [np.sin(x), np.cos(x)]\n\n"
+        "def f(x):\n    a, b = parts(x)\n    return np.sum(a * b)\n\n"
+        "adcli.grad(f)(np.linspace(0.0, 1.0, 50))\n")
+    out = str(tmp_path / "p.json")
+    data, _ = profile_program(str(tmp_path / "listy.py"), [], output=out, replay_budget=0.01)
+    [parts] = [s for s in data.signatures if s.function == "__main__.parts"]
+    assert parts.output == "list" and parts.replay.program_s > 0 and parts.replay.program_floor_s is None
