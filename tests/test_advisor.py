@@ -321,3 +321,14 @@ def test_a_replay_far_slower_than_the_live_call_is_flagged():
     got = by_sig(suggest([profile(sigs, node(0, 0, [node(2, 1, [node(1, 10)])]), total=1.0)])[0])
     reasons = got["numpy.kron(f64[2d], f64[2d])"].reasons
     assert any(r.startswith("WARNING: its replay took 50 ms per call, 5.0x its 10 ms per call in the run") for r in reasons)
+
+
+def test_over_several_programs_a_library_rule_worth_it_in_one_is_advised():
+    # kron saves 30% of program A's gradient but A is small next to B (no kron): over both, the
+    # saving is under the import burden of the total, yet the rule serves every program: advise it
+    a = profile([sig(1, "numpy.kron(f64[2d], f64[2d])", calls=5, time=0.01, derived=0.002, primal=0.0015,
+                     imports=[imp("numpy.kron", 0.0014)])], node(0, 0, [node(1, 5)]), total=0.01)
+    b = profile([sig(1, "numpy.sum(f64[2d])", served="native", time=10.0)], node(0, 0, [node(1, 1)]), total=10.0)
+    [kron] = suggest([a, b])[0]
+    assert kron.action == "import" and kron.share < 0.02
+    assert any("worth its burden in 1 of them on its own, up to 30% of one's gradient time" in r for r in kron.reasons)

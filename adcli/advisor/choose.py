@@ -145,9 +145,11 @@ def _options(c: Cost, factor: float, basis: str, th: Thresholds, total: float) -
                          f"{human_bytes(c.direct_bytes)} of the same gradient served by a minimal direct rule (its output and "
                          "one gradient per argument): importing is not the best way")
         elif prog is not None and prog[1] is not None and prog[2] is not None \
-                and prog[1] > th.import_tolerance * prog[2]:
-            notes.append(f"in the program, {best.rule} leaves {duration(prog[1])} per call, over "
-                         f"{th.import_tolerance:g}x the {duration(prog[2])} a hand-written rule is estimated to leave: "
+                and D - (prog[0] - prog[1]) > th.import_tolerance * max(D - (prog[0] - prog[2]), 0.0):
+            # per call of the signature in the program: derived D less what each rule saves there
+            notes.append(f"in the program, {best.rule} costs {duration(D - (prog[0] - prog[1]))} per call, over "
+                         f"{th.import_tolerance:g}x the {duration(max(D - (prog[0] - prog[2]), 0.0))} a hand-written "
+                         "rule is estimated to cost there: "
                          "importing is not the best way")
         elif (prog is None or prog[1] is None) and hand is not None and R > th.import_tolerance * hand:
             notes.append(f"{best.rule} is measured at {duration(R)} per call, over {th.import_tolerance:g}x the "
@@ -239,6 +241,13 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None, sort: str = "
 
     # Tier 1: library signatures, each on its own (its rule serves every call, in every program).
     library = {s: _best(c, options[s][0], c.calls) for s, c in derived.items() if c.kind == "numpy"}
+    programs = _library_per_program(profiles, th) if len(profiles) > 1 else {}
+    for s, worth in programs.items():  # worth its burden in one program: worth shipping for all
+        c = derived.get(s)
+        opt = next((o for o in options[s][0] if o.action == worth[0][1]), None) if c is not None else None
+        if opt is not None and library.get(s) is None:
+            gain = c.calls * opt.per_call(c)
+            library[s] = (opt, gain, gain - opt.burden)
     per_call = {s: library[s][0].per_call(c) for s, c in derived.items() if library.get(s)}
 
     # Tier 2: user functions, on what the library tier leaves. Bottom-up: value(node) is the best
@@ -312,8 +321,15 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None, sort: str = "
                 inside = sum(n["_inside"] for n in _nodes(tree, name))
                 if inside > 0:
                     credit = f", after the {duration(inside)} the library rules inside it save"
-            reasons = lead + opt.reasons + [f"saves {duration(gain)} per run ({gain / total:.0%} of the gradient time"
-                                            f"{credit}) against a burden of {opt.burden / total:.0%}"] + notes
+            if name in programs:  # judged program by program (_library_per_program)
+                share, _, command = max(programs[name])
+                verdict = [f"saves {duration(gain)} per run of all {len(profiles)} programs ({gain / total:.0%} of "
+                           f"their gradient time); worth its burden in {len(programs[name])} of them on its own, up to "
+                           f"{share:.0%} of one's gradient time ({command}): a library rule serves them all"]
+            else:
+                verdict = [f"saves {duration(gain)} per run ({gain / total:.0%} of the gradient time{credit}) against a "
+                           f"burden of {opt.burden / total:.0%}"]
+            reasons = lead + opt.reasons + verdict + notes
             out.append(_suggestion(c, opt.action, opt, gain, total, reasons, tier))
             continue
         reasons = lead + list(notes)
@@ -347,6 +363,18 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None, sort: str = "
                  "factor_basis": basis, "profiles": len(profiles),
                  "signatures": len(costs), "derived": len(derived),
                  "decomposed": sum(c.decomposed for c in derived.values())}
+
+
+def _library_per_program(profiles: list[Profile], th: Thresholds) -> dict:
+    """Library signature -> [(share, action, program)] for each profile, advised on its own, in
+    which a rule for it is worth its burden: a library rule is shipped once and serves every
+    program, so the programs it helps much are not outvoted by the others' gradient time."""
+    out: dict = {}
+    for p in profiles:
+        for x in suggest([p], th)[0]:
+            if x.tier == LIBRARY and x.action != KEEP_DERIVED:
+                out.setdefault(x.signature, []).append((x.share, x.action, " ".join(p.command)[:60] or "?"))
+    return out
 
 
 def _nodes(tree: dict, name: str) -> list:
