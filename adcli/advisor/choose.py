@@ -345,9 +345,13 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None, sort: str = "
             bestopt = max(opts, key=lambda o: o.per_call(c))
             saving = c.calls * bestopt.per_call(c) - credited
             if saving <= 0:
-                considered = "; ".join(f"{o.action} {duration(o.cost)}{'' if o.measured else ' (estimated)'}" for o in opts)
-                reasons.insert(len(lead), f"no rule would be faster than the derived {duration(c.derived_s)} per call "
-                                          f"(considered: {considered})")
+                def effect(o) -> str:
+                    d = o.per_call(c)
+                    return (f"{o.action} {'saves' if d > 0 else 'costs'} {duration(abs(d))} per call"
+                            f"{' more' if d <= 0 else ''}{'' if o.measured else ' (estimated)'}")
+                after = f", less the {duration(credited)} the library rules inside it save," if credited > 0 else ""
+                reasons.insert(len(lead), f"no rule would save time against the derived {duration(c.derived_s)} per call"
+                                          f"{after} in the program (considered: {'; '.join(effect(o) for o in opts)})")
             else:
                 after = f" after the {duration(credited)} the library rules inside it save" if credited > 0 else ""
                 reasons.insert(len(lead), f"the best action ({bestopt.action}) would save at most {duration(saving)} per "

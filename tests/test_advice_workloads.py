@@ -1,0 +1,73 @@
+"""The advice on real workloads (profiles/), one behaviour each (issue "Advice an expert would
+sign"). Each workload is profiled with its replays, as ``adcli profile`` does, and the advisor's
+verdict checked where its margin is wide (the savings below are 30-97% of the gradient time, or
+a hand-written rule that costs more than the derived one), so a noisy machine does not flip it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+import pytest
+
+from adcli.advisor import HAND_WRITE, KEEP_DERIVED, Thresholds, suggest
+from adcli.profiler.api import profile_program
+
+PROFILES = Path(__file__).resolve().parent.parent / "profiles"
+
+
+@pytest.fixture(scope="module")
+def advice(tmp_path_factory):
+    cache: dict = {}
+
+    def get(name: str):
+        if name not in cache:
+            out = str(tmp_path_factory.mktemp(name) / "p.json")
+            with contextlib.redirect_stdout(io.StringIO()):
+                profile, _ = profile_program(str(PROFILES / f"{name}.py"), [], output=out, replay_budget=0.05)
+            cache[name] = suggest([profile], Thresholds())[0]
+        return cache[name]
+
+    return get
+
+
+def by_function(suggestions) -> dict:
+    return {s.function: s for s in suggestions}
+
+
+def test_a_vectorised_loss_on_large_arrays_keeps_its_derived_rule(advice):
+    # simple_mlp: matrix products on 256-wide layers; the derived rule already does the NumPy
+    # work a hand-written one would do, and its machinery is a few percent
+    got = by_function(advice("simple_mlp"))
+    assert got["__main__.f"].action == KEEP_DERIVED
+    assert not [s for s in got.values() if s.action != KEEP_DERIVED]
+
+
+def test_a_loop_helper_inside_a_vectorised_loss_is_the_target_not_the_loss(advice):
+    got = by_function(advice("loop_helper_loss"))
+    helper, loss = got["__main__.smoothness_penalty"], got["__main__.f"]
+    assert helper.action == HAND_WRITE and helper.share > 0.5 and helper.rank == 1
+    assert loss.action == KEEP_DERIVED
+    assert any("smaller rules are the lighter burden" in r for r in loss.reasons)
+
+
+def test_many_calls_of_a_derived_library_function_put_it_first_in_the_library_tier(advice):
+    # stencil_roll: 400 calls of numpy.roll per gradient, each derived at ~10x its primal
+    suggestions = advice("stencil_roll")
+    first = suggestions[0]
+    assert first.function == "numpy.roll" and first.tier == "library" and first.action != KEEP_DERIVED
+    assert first.share > 0.15
+    # the user function around it is credited only with the rest
+    user = [s for s in suggestions if s.tier == "user" and s.action != KEEP_DERIVED]
+    assert all(any("the library rules inside it save" in r for r in s.reasons) for s in user)
+
+
+def test_a_closure_is_advised_by_its_own_name(advice):
+    # rnn: the loss is a closure (make_rnn_funs.<locals>.loss); predict, which returns a list,
+    # is never advised (no rule can return a list)
+    got = by_function(advice("rnn"))
+    assert got["__main__.make_rnn_funs.<locals>.loss"].action == HAND_WRITE
+    predict = got["__main__.make_rnn_funs.<locals>.predict"]
+    assert predict.action == KEEP_DERIVED and any("it returns a list" in r for r in predict.reasons)
