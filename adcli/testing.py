@@ -134,7 +134,9 @@ def _compare(name, a, b, what, exact=False, rtol=1e-6, atol=1e-9):
     for x, y in zip(la, lb):
         if x is None or y is None:
             continue
-        ok = np.array_equal(x, y) if exact else np.allclose(x, y, rtol=rtol, atol=atol)
+        low = max(np.finfo(np.result_type(v)).resolution if np.result_type(v).kind == "f" else 1e-15 for v in (x, y))
+        tol = (max(rtol, 10 * low), max(atol, low * max(np.max(np.abs(x), initial=0.0), 1.0)))  # float32: its precision
+        ok = np.array_equal(x, y) if exact else np.allclose(x, y, rtol=tol[0], atol=tol[1])
         if not ok:
             first, second = np.asarray(x).ravel()[:4], np.asarray(y).ravel()[:4]
             raise GradientMismatch(f"{name}: gradient differs from {what}: {first} vs {second}")

@@ -98,7 +98,9 @@ def serve(suggestion, stem: str, modname: str) -> tuple[list, str]:
     ref = REFERENCE.get((stem, target.qualname))
     if ref is None:
         return [], f"no reference rule for {target.qualname}"
-    return list(register(obj if library else f"{modname}:{target.qualname}", target.key, ref)), ""
+    # the workload runs here as module ``modname``, not ``__main__``: its classes' instances too
+    key = tuple(d.replace("obj(__main__.", f"obj({modname}.") for d in target.key)
+    return list(register(obj if library else f"{modname}:{target.qualname}", key, ref)), ""
 
 
 def unserve(rules: list) -> None:

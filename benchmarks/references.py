@@ -489,41 +489,78 @@ def _bayes_standardise(X, *rest, **kwargs):
     names = ("clip", "eps")
     options = {**dict(zip(names, _script("bayes_logreg").standardise.__defaults__)), **dict(zip(names, rest)), **kwargs}
     clip, eps = options["clip"], options["eps"]
-    # The script's per-column reductions, on the rows of X.T: the same pairwise sums, so the same value.
+    # The script's per-column reductions, on the rows of X.T: the same pairwise sums, and np.mean,
+    # np.std, np.var, np.clip's own steps (sum / n, sqrt of the mean squared deviation; min then
+    # max), so the same value; in place where the script makes a temporary.
     n = X.shape[0]
     XT = np.ascontiguousarray(X.T)
-    mu, sd = np.mean(XT, axis=1), np.std(XT, axis=1)
+    mu = np.sum(XT, axis=1) / n
+    C = XT - mu[:, None]
+    C *= C
+    sd = np.sqrt(np.sum(C, axis=1) / n)
     lo, hi = mu - clip * sd, mu + clip * sd
-    CT = np.clip(XT, lo[:, None], hi[:, None])
-    m2 = np.mean(CT, axis=1)
-    s2 = np.sqrt(np.var(CT, axis=1) + eps)
-    value = np.ascontiguousarray(((CT - m2[:, None]) / s2[:, None]).T)
+    np.minimum(XT, hi[:, None], out=C)
+    np.maximum(C, lo[:, None], out=C)  # C: the clipped columns
+    C -= (np.sum(C, axis=1) / n)[:, None]
+    s2 = np.sqrt(np.sum(C * C, axis=1) / n + eps)
+    C /= s2[:, None]
+    value = np.ascontiguousarray(C.T)
 
     def pullback(g):
-        gc = (g - np.mean(g, axis=0) - value * np.mean(g * value, axis=0)) / s2  # through centre-and-scale
+        gv = g * value
+        sgv = np.sum(gv, axis=0)
+        gc = np.multiply(value, sgv / n, out=gv)  # through centre-and-scale:
+        np.subtract(g, gc, out=gc)  # (g - mean(g) - value * mean(g * value)) / s2
+        gc -= np.sum(g, axis=0) / n
+        gc /= s2
+        # through the clip: a clipped entry passes its cotangent to its column's bound, mu -+ clip * sd
         below, above = X < lo, X > hi
-        g_lo, g_hi = np.sum(gc * below, axis=0), np.sum(gc * above, axis=0)
-        gx = gc * ~(below | above) + (g_lo + g_hi) / n + clip * (g_hi - g_lo) * (X - mu) / (n * sd)
-        g_opts = (float(np.sum(sd * (g_hi - g_lo))), float(-np.sum(np.sum(g * value, axis=0) / (2.0 * s2**2))))
+        g_lo, g_hi = np.sum(gc, axis=0, where=below), np.sum(gc, axis=0, where=above)
+        np.copyto(gc, 0.0, where=below | above)
+        k = clip * (g_hi - g_lo) / (n * sd)
+        gx = np.multiply(X, k)
+        gx += (g_lo + g_hi) / n - k * mu
+        gx += gc
+        g_opts = (float(np.sum(sd * (g_hi - g_lo))), float(-np.sum(sgv / (2.0 * s2**2))))
         return (gx,) + tuple(c if isinstance(v, float) else None for v, c in zip(rest, g_opts))
 
     return value, pullback
+
+
+def _bayes_f(w, b, X, t):
+    script = _script("bayes_logreg")
+    sw2, sb2 = script.PRIOR_SCALE_W**2, script.PRIOR_SCALE_B**2
+    d = w.shape[0]
+    Z, pb_std = _bayes_standardise(X)
+    ll, pb_ll = _bayes_log_likelihood(w, b, Z, t)  # the minibatches summed at once: the same sum, regrouped
+    prior = (-0.5 * np.sum(w**2) / sw2 - 0.5 * b**2 / sb2 - d * np.log(script.PRIOR_SCALE_W)
+             - np.log(script.PRIOR_SCALE_B) - 0.5 * (d + 1) * np.log(2.0 * np.pi))
+
+    def pullback(g):
+        gw, gb, gZ, gt = pb_ll(g)
+        return gw - (g / sw2) * w, float(gb - g * b / sb2), pb_std(gZ)[0], gt
+
+    return prior + ll, pullback
 
 
 # --- batchnorm_mlp: methods of BatchNormMLP (``self`` is an argument, its cotangent None) -----
 
 
 def _bn_forward(self, h, gamma, beta):
+    n = h.shape[0]
     mu = np.mean(h, axis=0)
-    var = np.var(h, axis=0)
+    c = h - mu
+    var = np.sum(c * c, axis=0) / n  # np.var's own steps (sum of squared deviations / n): the same value
     std = np.sqrt(var + self.eps)
-    value = gamma * (h - mu) / std + beta
-    xhat = (h - mu) / std
+    value = gamma * c / std + beta
+    xhat = c / std
 
     def pullback(g):
-        gx = g * gamma
-        gh = (gx - np.mean(gx, axis=0) - xhat * np.mean(gx * xhat, axis=0)) / std
-        return gh, np.sum(g * xhat, axis=0), np.sum(g, axis=0)
+        gbeta = np.sum(g, axis=0)
+        ggamma = np.sum(g * xhat, axis=0)
+        # (gamma / std) * (g - mean(g) - xhat * mean(g * xhat)): the means are gbeta / n, ggamma / n
+        gh = (gamma / std) * (g - (gbeta + xhat * ggamma) / n)
+        return gh, ggamma, gbeta
 
     return value, pullback
 
@@ -585,6 +622,24 @@ def _bn_mlp_loss(self, params, X, labels):
     return value, pullback
 
 
+def _var(a, *rest, **kwargs):
+    """np.var(a, axis, dtype, out, ddof, keepdims) for ``dtype`` and ``out`` None (as batch_norm calls it)."""
+    options = {**dict(zip(("axis", "dtype", "out", "ddof", "keepdims"), rest)), **kwargs}
+    axis, ddof, keepdims = options.get("axis"), options.get("ddof", 0), options.get("keepdims", False)
+    if options.get("dtype") is not None or options.get("out") is not None or "where" in options:
+        raise NotImplementedError("the reference rule for np.var takes axis, ddof and keepdims only")
+    n = a.size if axis is None else int(np.prod([a.shape[i] for i in np.atleast_1d(axis)]))
+    c = a - np.sum(a, axis=axis, keepdims=True) / n  # np.var's own steps: the same value
+    d = max(n - ddof, 0)
+    value = np.sum(c * c, axis=axis, keepdims=keepdims) / d
+
+    def pullback(g):
+        gk = g if keepdims or axis is None else np.expand_dims(g, axis)
+        return ((2.0 / d) * gk * c,) + _nones(rest)
+
+    return value, pullback
+
+
 # --- gp_hyper: the log_marginal_likelihood closure of make_gp_funs(rbf_covariance, 3) ----------
 
 
@@ -637,6 +692,100 @@ def _gp_hyper_lml(params, x, y):
     return value, pullback
 
 
+# --- whole objectives: kron_sum, kron_view_sum, logistic_regression, low_rank, mlp_dict -------
+
+
+def _kron_sum(x, y):
+    # the forward as f computes it (the exported skeleton's forward calls f); the pullback uses
+    # d sum(kron(x, y)) / dx = sum(y) (and / dy = sum(x)): the 800x800 cotangent is never formed.
+    # (A rule could skip the product in its forward too, by the same identity: an algebraic
+    # saving the advisor does not predict.)
+    sx, sy = np.sum(x), np.sum(y)
+    return np.sum(np.kron(x, y)), lambda g: (np.full_like(x, g * sy), np.full_like(y, g * sx))
+
+
+def _kron_view_sum(x, y):
+    # sum(kron(x[0:20, 0:20], triu(y))) = sum(x[0:20, 0:20]) * sum(triu(y)); the view is taken here, as in f
+    xv, U = x[0:20, 0:20], np.triu(y)
+    sx, sy = np.sum(xv), np.sum(U)
+    value = np.sum(np.kron(xv, U))  # the forward as f computes it (see _kron_sum)
+
+    def pullback(g):
+        gx = np.zeros_like(x)
+        gx[0:20, 0:20] = g * sy
+        return gx, np.triu(np.full_like(y, g * sx))
+
+    return value, pullback
+
+
+def _logistic_regression(w, b, X, t, lam):
+    z = X @ w + b
+    sp = np.logaddexp(0.0, z)
+    n = z.shape[0]
+    value = np.mean(sp - t * z) + 0.5 * lam * np.sum(w**2)
+
+    def pullback(g):
+        gz = (g / n) * (np.exp(z - sp) - t)  # sigmoid(z) = exp(z - log(1 + exp(z))), stable
+        return (X.T @ gz + (g * lam) * w, float(np.sum(gz)), np.outer(gz, w), (-g / n) * z,
+                float(0.5 * g * np.sum(w**2)))
+
+    return value, pullback
+
+
+def _low_rank_f(U, V, Y):
+    r = _script("low_rank").RANK
+    R = Y - U[:r].T @ V[:r]
+    value = np.sum(R**2) + 1e-3 * (np.sum(U**2) + np.sum(V**2))
+
+    def pullback(g):
+        gR = (2.0 * g) * R  # d value / d Y; minus that for the reconstruction
+        gU, gV = (2e-3 * g) * U, (2e-3 * g) * V
+        gU[:r] -= V[:r] @ gR.T
+        gV[:r] -= U[:r] @ gR
+        return gU, gV, gR
+
+    return value, pullback
+
+
+def _mlp_dict_f(params, X, Y):
+    W1, b1, W2, b2 = params["W1"], params["b1"], params["W2"], params["b2"]
+    h = np.tanh(X @ W1 + b1)
+    D = h @ W2 + b2 - Y
+    value = np.mean(D**2)
+
+    def pullback(g):
+        gP = (2.0 * g / D.size) * D
+        dz = (gP @ W2.T) * (1.0 - h * h)
+        cot = {"W1": X.T @ dz, "b1": np.sum(dz, axis=0), "W2": h.T @ gP, "b2": np.sum(gP, axis=0)}
+        return {k: cot[k] for k in params}, dz @ W1.T, -gP
+
+    return value, pullback
+
+
+# --- stencil_roll: numpy.roll itself ----------------------------------------------------------
+
+
+def _rolled(a, shift, axis, like):
+    """np.roll(a, shift, axis) for an int shift and axis, into an array laid out as ``like``
+    (np.roll's own empty_like): two slice copies, without np.roll's generic overhead."""
+    out = np.empty_like(like)
+    n = a.shape[axis]
+    s = shift % n if n else 0
+    pre = (slice(None),) * (axis % a.ndim)
+    out[pre + (slice(s, None),)] = a[pre + (slice(None, n - s),)]
+    out[pre + (slice(None, s),)] = a[pre + (slice(n - s, None),)]
+    return out
+
+
+def _roll(a, shift, *rest, **kwargs):
+    axis = rest[0] if rest else kwargs.get("axis")
+    if isinstance(shift, (int, np.integer)) and isinstance(axis, (int, np.integer)) and a.ndim:
+        return _rolled(a, shift, axis, a), lambda g: (_rolled(g, -shift, axis, a), None, *_nones(rest))
+    # a tuple of shifts or of axes, or no axis (the flattened array): np.roll itself, both ways
+    back = np.negative(shift)
+    return np.roll(a, shift, axis=axis), lambda g: (np.roll(g, back, axis=axis), None, *_nones(rest))
+
+
 REFERENCE: dict[tuple[str, str], Callable] = {
     ("sum_loop_1000", "f"): _sum_loop,
     ("sum_sin_loop_1000", "f"): _sum_sin_loop,
@@ -664,6 +813,14 @@ REFERENCE: dict[tuple[str, str], Callable] = {
     ("batchnorm_mlp", "BatchNormMLP.batch_norm"): _bn_batch_norm,
     ("batchnorm_mlp", "BatchNormMLP.forward"): _bn_mlp_forward_rule,
     ("batchnorm_mlp", "BatchNormMLP.loss"): _bn_mlp_loss,
+    ("batchnorm_mlp", "var"): _var,
     ("gp_hyper", "rbf_covariance"): _rbf_covariance,
     ("gp_hyper", "make_gp_funs.<locals>.log_marginal_likelihood"): _gp_hyper_lml,
+    ("bayes_logreg", "f"): _bayes_f,
+    ("kron_sum", "f"): _kron_sum,
+    ("kron_view_sum", "f"): _kron_view_sum,
+    ("logistic_regression", "f"): _logistic_regression,
+    ("low_rank", "f"): _low_rank_f,
+    ("mlp_dict", "f"): _mlp_dict_f,
+    ("stencil_roll", "roll"): _roll,
 }

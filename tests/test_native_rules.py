@@ -75,6 +75,8 @@ FUNCTION_ARGS = [
     (np.linalg.matmul, (M, M.T), {}), (np.linalg.matrix_power, (SQ / 4, 3), {}),
     (np.linalg.multi_dot, ([M, M.T, M],), {}), (np.linalg.tensordot, (M, M.T), {"axes": 1}),
     (np.linalg.vecdot, (M, M), {}),
+    (np.roll, (M, 1), {"axis": 1}), (np.triu, (M,), {}), (np.tril, (M, -1), {}), (np.outer, (V, M[0]), {}),
+    (np.var, (M,), {"axis": 1}),
 ]
 # Natives that make constants (their values do not depend on the input, only assignment into
 # them is traced): nothing to differentiate, covered by tests/test_indexing.py.

@@ -212,6 +212,13 @@ OTHER_CALLS = {
     ("hmm_forward", "logsumexp"): lambda args, kwargs: [((args[0], kwargs["axis"]), {})],
     ("hmm_forward", "log_softmax"): lambda args, kwargs: [((args[0], 0), {})],
     ("bayes_logreg", "standardise"): lambda args, kwargs: [((args[0], 3.0, 1e-3), {}), ((args[0],), {"eps": 0.5})],
+    ("batchnorm_mlp", "var"): lambda args, kwargs: [((args[0], 1), {}), ((args[0],), {}), ((args[0], -1, None, None, 1), {}),
+                                                   ((args[0],), {"axis": (0, 1), "ddof": 1, "keepdims": True}),
+                                                   ((args[0],), {"axis": 0, "keepdims": True})],
+    # the axis positionally, negative, a shift past the length, no axis (flattened), tuples of shifts and axes
+    ("stencil_roll", "roll"): lambda args, kwargs: [((args[0], 2, 1), {}), ((args[0], -50), {"axis": -1}),
+                                                    ((args[0], 7), {}), ((args[0], (1, -3)), {"axis": (0, 1)}),
+                                                    ((np.asfortranarray(args[0]), 5), {"axis": 0})],
 }
 
 

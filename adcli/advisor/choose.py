@@ -310,7 +310,7 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None, sort: str = "
             pick = None
         parts = _parts(c)
         lead = [parts] if parts else []
-        if c.measured and c.live_s and c.derived_s and c.live_s < 0.5 * c.derived_s:
+        if not c.in_program and c.measured and c.live_s and c.derived_s and c.live_s < 0.5 * c.derived_s:
             slower = c.derived_s / c.live_s
             lead.append(f"WARNING: its replay took {duration(c.derived_s)} per call, {slower:.1f}x its "
                         f"{duration(c.live_s)} per call in the run, profiler and all: the replay may overstate its cost")

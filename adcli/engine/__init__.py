@@ -1,6 +1,7 @@
 """adcli's AD engine: tracers, tape, rules, dispatch and the reverse pass (see DESIGN.md § Engine)."""
 
 from . import (  # noqa: F401  (fill the registry)  # noqa: F401
+    rules_advised,  # noqa: F401  (the advisor's library-tier verdicts, docs/advisor.md)
     rules_contract,
     rules_derived,  # noqa: F401  (the verified derivations)
     rules_elementwise,

@@ -1,0 +1,105 @@
+"""Native rules the advisor advised: the library tier of ``adcli suggest --tier library`` over
+every profiles/ workload (docs/advisor.md § Engine defaults records the run). Each was derived
+before, at 10-37x its primal, and called often enough in one workload to be worth a rule.
+
+They are written here as native rules rather than shipped as autograd imports: an import is
+verified when it loads, and the first one costs ~0.6 s (autograd's catalog), which every process
+taking a gradient would pay; a native rule costs nothing to load and its pullback is one NumPy
+call (numpy.roll's import costs 41 µs per call in the stencil workload, a minimal rule 24 µs).
+Calls these rules do not cover (``where=``, ``out=``, ``dtype=``, 1-d ``triu``) keep their
+verified derivation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .core import Primitive, Tracer, apply
+from .registry import defnative, entry
+
+
+def _neg(shift):
+    return tuple(-int(s) for s in shift) if isinstance(shift, (tuple, list)) else np.negative(shift)
+
+
+ROLL = Primitive(
+    "numpy.roll",
+    lambda x, shift, axis=None: np.roll(x, shift, axis),
+    lambda g, ans, x, shift, axis=None: np.roll(g, _neg(shift), axis),
+    None,
+    reads=False,
+)
+
+
+@defnative(np.roll)
+def _roll(a, shift, axis=None):
+    if isinstance(shift, Tracer) or isinstance(axis, Tracer) or np.ndim(a.value if isinstance(a, Tracer) else a) == 0:
+        return entry(np.roll).derivation((a, shift), {"axis": axis})
+    return apply(ROLL, a, shift, axis=axis)
+
+
+TRIU = Primitive("numpy.triu", lambda x, k=0: np.triu(x, k), lambda g, ans, x, k=0: np.triu(g, k), None, reads=False)
+TRIL = Primitive("numpy.tril", lambda x, k=0: np.tril(x, k), lambda g, ans, x, k=0: np.tril(g, k), None, reads=False)
+
+
+def _triangle(prim, func):
+    def native(m, k=0):
+        if np.ndim(m.value if isinstance(m, Tracer) else m) < 2 or isinstance(k, Tracer):
+            return entry(func).derivation((m, k), {})  # a 1-d input broadcasts to 2-d: derived
+        return apply(prim, m, int(k))
+    return native
+
+
+defnative(np.triu)(_triangle(TRIU, np.triu))
+defnative(np.tril)(_triangle(TRIL, np.tril))
+
+
+def _outer_a(g, ans, a, b):
+    return (np.asarray(g) @ np.ravel(b)).reshape(np.shape(a))
+
+
+def _outer_b(g, ans, a, b):
+    return (np.ravel(a) @ np.asarray(g)).reshape(np.shape(b))
+
+
+OUTER = Primitive("numpy.outer", lambda a, b: np.outer(a, b), _outer_a, _outer_b)
+
+
+@defnative(np.outer)
+def _outer(a, b, out=None):
+    if out is not None:
+        return entry(np.outer).derivation((a, b), {"out": out})
+    return apply(OUTER, a, b)
+
+
+def _axes(ndim: int, axis) -> tuple:
+    if axis is None:
+        return tuple(range(ndim))
+    return tuple(int(i) % max(ndim, 1) for i in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+
+
+def _var_vjp(g, ans, x, axis=None, ddof=0, keepdims=False):
+    x = np.asarray(x)
+    axes = _axes(x.ndim, axis)
+    n = int(np.prod([x.shape[i] for i in axes])) if axes else 1
+    centred = x - np.mean(x, axis=axes, keepdims=True)
+    g = np.asarray(g)
+    if not keepdims:
+        g = np.expand_dims(g, axes) if axes else g
+    return (2.0 / max(n - ddof, 0)) * g * centred if n - ddof > 0 else np.full_like(x, np.nan) * g
+
+
+VAR = Primitive("numpy.var", lambda x, axis=None, ddof=0, keepdims=False: np.var(x, axis=axis, ddof=ddof,
+                                                                                   keepdims=keepdims), _var_vjp)
+
+
+@defnative(np.var)
+def _var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    value = a.value if isinstance(a, Tracer) else a
+    if (dtype is not None or out is not None or kwargs or isinstance(ddof, Tracer)
+            or np.result_type(value).kind != "f"):
+        return entry(np.var).derivation((a,), {k: v for k, v in (("axis", axis), ("dtype", dtype), ("out", out),
+                                                                    ("ddof", ddof), ("keepdims", keepdims))
+                                               if v is not None} | kwargs)
+    axis = tuple(axis) if isinstance(axis, list) else axis
+    return apply(VAR, a, axis=axis, ddof=ddof, keepdims=bool(keepdims))
