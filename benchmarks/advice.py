@@ -49,6 +49,7 @@ from adcli.rules import register  # noqa: E402
 from adcli.rules.autograd_import import import_rule  # noqa: E402
 
 PROFILES = Path(__file__).resolve().parent.parent / "profiles"
+REPLAY_BUDGET = 0.2  # as `adcli profile`: seconds per replayed measurement
 
 
 def load(path: Path, name: str):
@@ -115,7 +116,7 @@ def run_case(path: Path, budget: float, thresholds: Thresholds) -> list[dict]:
     share is of the gradient time left after those imports."""
     stem = path.stem
     with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()):
-        profile, _ = profile_program(str(path), [], output=os.path.join(tmp, "p.json"), replay_budget=0.1)
+        profile, _ = profile_program(str(path), [], output=os.path.join(tmp, "p.json"), replay_budget=REPLAY_BUDGET)
     suggestions, summary = suggest([profile], thresholds)
     total = max(summary["gradient_s"], 1e-12)  # the advisor's seconds: without the profiler when replayed
     imports = [s for s in suggestions if s.action == IMPORT]
@@ -191,6 +192,23 @@ def _leaves(x):
     return [x]
 
 
+@contextlib.contextmanager
+def advised_natives_out():
+    """The engine as it was before the advice's library tier became native rules."""
+    from adcli.engine import rules_advised
+
+    funcs = [np.roll, np.var, np.outer, np.triu, np.tril]
+    assert all(REGISTRY[f].native.__module__ == rules_advised.__name__ for f in funcs)
+    saved = {f: REGISTRY[f].native for f in funcs}
+    try:
+        for f in funcs:
+            REGISTRY[f].native = None
+        yield
+    finally:
+        for f, native in saved.items():
+            REGISTRY[f].native = native
+
+
 def render(rows: list[dict], fmt: str) -> str:
     head = ["workload", "top suggestion", "tier", "predicted", "measured", "measured / predicted"]
     table = []
@@ -214,6 +232,9 @@ def main(argv=None) -> int:
     p.add_argument("--cases", default="", help="comma-separated workload names (file stems; default: all)")
     p.add_argument("--budget", type=float, default=1.0, help="seconds of alternate timing per row (default 1)")
     p.add_argument("--format", choices=("plain", "markdown"), default="plain")
+    p.add_argument("--derived-library", action="store_true",
+                   help="take out the native rules the advice put in the engine (engine/rules_advised.py), so the "
+                        "NumPy functions they serve are derived again and their imports are advised and checked")
     a = p.parse_args(argv)
     paths = sorted(PROFILES.glob("*.py"))
     if a.cases:
@@ -227,7 +248,8 @@ def main(argv=None) -> int:
     except ImportError:  # pragma: no cover - a dependency of adcli
         threadpool_limits = None
     rows = []
-    with threadpool_limits(1) if threadpool_limits else contextlib.nullcontext():
+    with threadpool_limits(1) if threadpool_limits else contextlib.nullcontext(), \
+            advised_natives_out() if a.derived_library else contextlib.nullcontext():
         for path in paths:
             print(f"  {path.stem} ...", file=sys.stderr, flush=True)
             rows += run_case(path, a.budget, Thresholds())

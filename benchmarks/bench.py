@@ -591,7 +591,7 @@ def main(argv=None) -> int:
     p.add_argument("--no-profiler", action="store_true", help="leave out the profiling overhead per case")
     p.add_argument("--no-peers", action="store_true", help="time adcli only (no autograd/torch/jax columns)")
     p.add_argument("--no-suggested", action="store_true",
-                   help="leave out the run with adcli's own suggested rules (predicted vs measured saving)")
+                   help="leave out the check of the advice (predicted vs measured saving, benchmarks/advice.py)")
     p.add_argument("--jit-worker", metavar="CASE", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     budget = a.budget if a.budget is not None else (0.05 if a.quick else 0.5)
@@ -624,14 +624,14 @@ def main(argv=None) -> int:
     if ovh:
         print(engine_section(ovh, pullback_math(budget), dispatch_scaling(budget), a.format))
     if not a.no_suggested:
-        import suggested
+        import advice
 
         from adcli.advisor import Thresholds
 
-        print("\nadcli with its own suggested rules (profile -> suggest -> serve the case with the rules):")
-        print(suggested.render(suggested.run(mods, measure, budget), a.format))
-        print("\nimports only (no hand-written rule: handwrite_burden 1.0), to check predictions for imports:")
-        print(suggested.render(suggested.run(mods, measure, budget, Thresholds(handwrite_burden=1.0)), a.format))
+        print("\nthe advice, checked (benchmarks/advice.py: top import and hand-write per workload, predicted vs "
+              "measured share of the gradient time):")
+        rows = [r for mod in mods.values() for r in advice.run_case(Path(mod.__file__), budget, Thresholds())]
+        print(advice.render(rows, "markdown" if a.format == "markdown" else "plain"))
     if not a.no_profiler:
         rows_p = profiling_overhead(mods, budget)
         lines = ["", "profiling overhead (profiled gradient / plain gradient, replays excluded):"]

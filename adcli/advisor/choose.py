@@ -397,7 +397,9 @@ def _suggestion(c: Cost, action: str, opt, gain: float, total: float, reasons: l
     return Suggestion(
         rank=0, signature=c.signature, action=action, calls=c.calls,
         derived_s=c.derived_s, primal_s=c.primal_s,
-        rule_s=None if opt is None else opt.cost, rule_measured=bool(opt and opt.measured),
+        # per call: what the rule leaves in the program when that was measured, else alone
+        rule_s=None if opt is None else opt.cost if opt.saving is None else max(c.derived_s - opt.saving, 0.0),
+        rule_measured=bool(opt and opt.measured),
         saving_s=gain, share=gain / total if total else 0.0,
         allocs_derived_bytes=int(c.alloc_per_call),
         allocs_rule_bytes=None if opt is None else (opt.peak_bytes if opt.action == IMPORT else c.direct_bytes),

@@ -66,8 +66,9 @@ def _headline(summary) -> str:
 
 def _tiers(advice: Advice) -> list:
     """(title, suggestions) per tier with something to show, library first (ranks run on)."""
-    return [(TIER_TITLES[t], [s for s in advice.shown if s.tier == t]) for t in TIER_TITLES
-            if any(s.tier == t for s in advice.shown)]
+    shown = [t for t in TIER_TITLES if any(s.tier == t for s in advice.shown)]
+    return [(TIER_TITLES[t] if len(shown) > 1 else TIER_TITLES[t].split(":")[0],
+             [s for s in advice.shown if s.tier == t]) for t in shown]
 
 
 def render_table(advice: Advice) -> str:

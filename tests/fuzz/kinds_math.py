@@ -266,6 +266,17 @@ def _triangle(c):
     return f"{c.new()} = np.{c.choice(['triu', 'tril'])}({v}{c.choice(['', ', 1', ', -1'])})"
 
 
+@kind("roll")
+def _roll(c):
+    v = c.pick_nd(1, 3)
+    nd = c.val(v).ndim
+    shift = c.choice(["1", "-2", "5", "0"])
+    if nd >= 2 and c.r.random() < 0.3:
+        return f"{c.new()} = np.roll({v}, (1, -1), axis=(0, {nd - 1}))"
+    axis = c.choice(["", f", axis={c.r.randrange(-nd, nd)}", f", {c.r.randrange(nd)}"])
+    return f"{c.new()} = np.roll({v}, {shift}{axis})"
+
+
 @kind("diag-1d")
 def _diag_1d(c):
     v = c.pick_nd(1, 1)
