@@ -98,15 +98,17 @@ def _hand_cost(c: Cost, factor: float, basis: str) -> tuple[float | None, str]:
     P = c.primal_s
     if c.decomposed:
         floor = c.direct_floor_s or (P + c.rule_call_s)
-        scalar = _scalar_primal(c)
-        hand = max(floor + c.vector_pullback_s - scalar, 0.0)
+        scalar, pullback = _scalar_primal(c), _hand_pullback(c)
+        hand = max(floor + pullback - scalar, 0.0)
         how = "measured with a minimal rule" if c.direct_floor_s else f"the primal + {duration(c.rule_call_s)} per rule call"
         vectorised = (f" - {duration(scalar)} of the primal's per-operation cost, which its forward pass can vectorise "
                       "as well (rewrite the exported forward to get it)") if scalar > 0.05 * hand else ""
+        repeated = c.pullback_s - pullback
         return hand, (f"a hand-written rule is estimated at {duration(hand)} per call: {duration(floor)} to serve the "
-                      f"primal ({how}) + {duration(c.vector_pullback_s)} of pullback work that scales with data (the "
-                      f"other {duration(c.pullback_s - c.vector_pullback_s)} is per-operation cost a vectorised rule "
-                      f"does not pay){vectorised}")
+                      f"primal ({how}) + {duration(pullback)} of pullback work ({duration(c.vector_pullback_s)} that "
+                      f"scales with data, and per-operation cost once per distinct operation: {c.operations} for "
+                      f"{c.nodes} tape nodes; the other {duration(repeated)} is repeated per-operation cost a "
+                      f"vectorised rule does not pay){vectorised}")
     # a profile without the decomposition: the floor of serving any rule plus the rest of its
     # work scaled from the primal, with the factor calibrated on the measured imports
     if P and c.direct_floor_s:
@@ -195,16 +197,30 @@ def _in_program(c: Cost) -> tuple | None:
     imported = None if c.program_import_s is None else c.program_import_s * k
     hand = None
     if c.program_floor_s is not None and c.decomposed:
-        hand = max(c.program_floor_s * k + c.vector_pullback_s - _scalar_primal(c), 0.0)
+        hand = max(c.program_floor_s * k + _hand_pullback(c) - _scalar_primal(c), 0.0)
     return derived, imported, hand
 
 
+def _repeated(c: Cost) -> float:
+    """The share of a call's operations that repeat an operation already recorded (1 - distinct
+    operations / tape nodes): what vectorising runs of scalar operations can remove."""
+    if not c.nodes or not c.operations:
+        return 0.0
+    return min(max(1.0 - c.operations / c.nodes, 0.0), 1.0)
+
+
+def _hand_pullback(c: Cost) -> float:
+    """A hand-written pullback's work: the derived pullbacks' work on data, and their
+    per-operation cost paid once per distinct operation rather than once per tape node."""
+    return c.vector_pullback_s + (c.pullback_s - c.vector_pullback_s) * (1.0 - _repeated(c))
+
+
 def _scalar_primal(c: Cost) -> float:
-    """The part of the primal a rule's forward pass can vectorise: the primal times the share of
-    the pullbacks' time that is per-operation cost rather than work on data."""
+    """The part of the primal a rule's forward pass can vectorise: the primal's per-operation
+    share (that of the pullbacks' time, as a proxy), for the operations that repeat."""
     if not c.decomposed or not c.pullback_s or not c.primal_s:
         return 0.0
-    return c.primal_s * min(max(1.0 - c.vector_pullback_s / c.pullback_s, 0.0), 1.0)
+    return c.primal_s * min(max(1.0 - c.vector_pullback_s / c.pullback_s, 0.0), 1.0) * _repeated(c)
 
 
 def _best(c: Cost, opts: list, calls: int, credited: float = 0.0):
