@@ -103,12 +103,12 @@ def _hand_cost(c: Cost, factor: float, basis: str) -> tuple[float | None, str]:
         how = "measured with a minimal rule" if c.direct_floor_s else f"the primal + {duration(c.rule_call_s)} per rule call"
         vectorised = (f" - {duration(scalar)} of the primal's per-operation cost, which its forward pass can vectorise "
                       "as well (rewrite the exported forward to get it)") if scalar > 0.05 * hand else ""
-        repeated = c.pullback_s - pullback
+        rest = c.pullback_s - pullback
         return hand, (f"a hand-written rule is estimated at {duration(hand)} per call: {duration(floor)} to serve the "
-                      f"primal ({how}) + {duration(pullback)} of pullback work ({duration(c.vector_pullback_s)} that "
-                      f"scales with data, and per-operation cost once per distinct operation: {c.operations} for "
-                      f"{c.nodes} tape nodes; the other {duration(repeated)} is repeated per-operation cost a "
-                      f"vectorised rule does not pay){vectorised}")
+                      f"primal ({how}) + {duration(pullback)} of pullback work ({duration(c.vector_pullback_s)} of NumPy "
+                      f"work that scales with data, and NumPy's per-call cost once per distinct operation: "
+                      f"{c.operations} for {c.nodes} tape nodes; the other {duration(rest)} of the pullbacks is the "
+                      f"engine's accumulation and repeated per-operation cost, which a rule does not pay){vectorised}")
     # a profile without the decomposition: the floor of serving any rule plus the rest of its
     # work scaled from the primal, with the factor calibrated on the measured imports
     if P and c.direct_floor_s:
@@ -209,18 +209,26 @@ def _repeated(c: Cost) -> float:
     return min(max(1.0 - c.operations / c.nodes, 0.0), 1.0)
 
 
+def _work(c: Cost) -> float:
+    """The derived pullbacks' NumPy work (their VJP expressions alone, without the engine's
+    accumulation), or their whole time in profiles from before it was measured."""
+    return c.work_s if c.work_s is not None else c.pullback_s
+
+
 def _hand_pullback(c: Cost) -> float:
-    """A hand-written pullback's work: the derived pullbacks' work on data, and their
-    per-operation cost paid once per distinct operation rather than once per tape node."""
-    return c.vector_pullback_s + (c.pullback_s - c.vector_pullback_s) * (1.0 - _repeated(c))
+    """A hand-written pullback's work: the derived pullbacks' NumPy work on data, and their
+    NumPy per-call cost paid once per distinct operation rather than once per tape node."""
+    work = max(_work(c), c.vector_pullback_s)
+    return c.vector_pullback_s + (work - c.vector_pullback_s) * (1.0 - _repeated(c))
 
 
 def _scalar_primal(c: Cost) -> float:
     """The part of the primal a rule's forward pass can vectorise: the primal's per-operation
-    share (that of the pullbacks' time, as a proxy), for the operations that repeat."""
-    if not c.decomposed or not c.pullback_s or not c.primal_s:
+    share (that of the pullbacks' NumPy work, as a proxy), for the operations that repeat."""
+    work = _work(c) if c.decomposed else None
+    if not work or not c.primal_s:
         return 0.0
-    return c.primal_s * min(max(1.0 - c.vector_pullback_s / c.pullback_s, 0.0), 1.0) * _repeated(c)
+    return c.primal_s * min(max(1.0 - c.vector_pullback_s / work, 0.0), 1.0) * _repeated(c)
 
 
 def _best(c: Cost, opts: list, calls: int, credited: float = 0.0):
@@ -422,5 +430,6 @@ def _suggestion(c: Cost, action: str, opt, gain: float, total: float, reasons: l
         reasons=reasons, rule=None if opt is None else opt.rule, tier=tier,
         decomposition=None if not c.decomposed else {
             "primal_s": c.primal_s, "pullback_s": c.pullback_s, "vector_pullback_s": c.vector_pullback_s,
+            "work_s": c.work_s,
             "machinery_s": c.machinery_s, "nodes": c.nodes, "operations": c.operations, "lines": c.lines},
     )

@@ -32,6 +32,7 @@ class Cost:
     pullback_s: float | None = None
     vector_pullback_s: float | None = None
     rule_call_s: float | None = None
+    work_s: float | None = None  # the pullbacks' NumPy work alone (profiler.decompose)
     nodes: int | None = None
     operations: int | None = None
     lines: int | None = None
@@ -135,6 +136,9 @@ def aggregate(profiles: list[Profile]) -> tuple[dict, float]:
                                     *(zip(("pullback_s", "vector_pullback_s", "rule_call_s"), parts) if decomposed else ())):
                     old = (getattr(c, attr) or 0.0) if c.measured else 0.0
                     setattr(c, attr, (old * c._weight + value * w) / (c._weight + w))
+                # the pullbacks' NumPy work: a weighted mean like the rest, None once a profile lacks it
+                c.work_s = None if r.work_s is None or (c.measured and c.work_s is None) else (
+                    ((c.work_s or 0.0) * c._weight + r.work_s * w) / (c._weight + w))
                 for attr in ("program_s", "program_import_s", "program_floor_s"):
                     value, old = getattr(r, attr), getattr(c, attr)
                     setattr(c, attr, None if value is None or (c.measured and old is None) else (old or 0.0) + value)

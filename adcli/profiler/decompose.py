@@ -25,7 +25,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..engine import hooks
-from ..engine.core import Primitive
+from ..engine.core import Primitive, pb_binary, pb_general, pb_unary, unbroadcast
 from ..engine.grad import vjp
 from ..engine.hooks import Session
 from ..measure import stable_median
@@ -34,14 +34,17 @@ _perf = time.perf_counter
 
 
 class _Timed(Session):
-    """A session that times each pullback of one reverse pass (and nothing else)."""
+    """A session that times each pullback of one reverse pass (and nothing else): the whole node
+    (``times``), and its NumPy work alone (``work``: the primitive's VJP expressions, run once
+    more before the node, without the engine's accumulation; the node's time for other nodes)."""
 
     def __init__(self) -> None:
         self.times: list = []
+        self.work: list = []
         self.kinds: set = set()
 
     def backward(self, tape, acc, start: int) -> None:
-        nodes, grads, times, kinds = tape.nodes, acc.grads, self.times, self.kinds
+        nodes, grads, times, work, kinds = tape.nodes, acc.grads, self.times, self.work, self.kinds
         for i in range(start, -1, -1):  # engine.tape.backward, with a timer around each pullback
             g = grads[i]
             if g is None:
@@ -50,10 +53,41 @@ class _Timed(Session):
             if node is None:
                 continue
             grads[i] = None
+            w = _work(node, g)
             t0 = _perf()
             node[0](node, g, acc)
-            times.append(_perf() - t0)
+            t = _perf() - t0
+            times.append(t)
+            work.append(t if w is None else w)
             kinds.add(_kind(node))
+
+
+def _work(node, g) -> float | None:
+    """Seconds of the NumPy work of a primitive's node (its VJPs, and the sums that undo
+    broadcasting), run on their own; None for other nodes (rules, indexing, mutation)."""
+    kind = node[0]
+    if kind is pb_unary:
+        _, prim, _, ans, x = node
+        t0 = _perf()
+        prim.vjps[0](g, ans, x)
+        return _perf() - t0
+    if kind is pb_binary:
+        _, prim, parents, ans, x, y = node
+        t0 = _perf()
+        for argnum, _ in parents:
+            vjp = prim.vjps[argnum]
+            if vjp is not None:
+                unbroadcast(vjp(g, ans, x, y), y if argnum else x)
+        return _perf() - t0
+    if kind is pb_general:
+        _, prim, parents, ans, vals, kwargs = node
+        t0 = _perf()
+        for argnum, _ in parents:
+            vjp = prim.vjps[argnum]
+            if vjp is not None:
+                vjp(g, ans, *vals, **kwargs)
+        return _perf() - t0
+    return None
 
 
 def _kind(node):
@@ -82,6 +116,7 @@ class Calibration:
     timer_s: float  # the overhead of timing one pullback
     small_pullback_s: float  # a pullback's time on one-element values: all fixed cost
     rule_call_s: float  # what the engine adds to a call served by one rule: one node, one vjp
+    small_work_s: float = 0.0  # a VJP expression's time on one-element values: NumPy's per-call cost
 
 
 @lru_cache(maxsize=1)
@@ -97,12 +132,13 @@ def calibration() -> Calibration:
     timer = float(np.median(samples))
     x = np.array([0.5])
     scalar = vjp(lambda v: np.sum(np.sin(v) * v + np.exp(v) - v * 2.0), 0, 1.0)
-    runs = [_timed_run(scalar, (x,)).times for _ in range(50)]
-    small = float(np.median([t for run in runs for t in run])) - timer
+    runs = [_timed_run(scalar, (x,)) for _ in range(50)]
+    small = float(np.median([t for run in runs for t in run.times])) - timer
+    small_work = float(np.median([t for run in runs for t in run.work])) - timer
     one = vjp(np.negative, 0, np.ones(1))
     served, _ = stable_median(lambda: one(x), 0.05)
     plain, _ = stable_median(lambda: np.negative(x), 0.05)
-    return Calibration(timer, max(small, 0.0), max(served - plain, 0.0))
+    return Calibration(timer, max(small, 0.0), max(served - plain, 0.0), max(small_work, 0.0))
 
 
 @dataclass
@@ -111,6 +147,7 @@ class Decomposition:
     vector_pullback_s: float
     nodes: int
     operations: int
+    work_s: float | None = None  # the pullbacks' NumPy work alone (their VJP expressions)
 
 
 def decompose(grad, args, runs: int = 3) -> Decomposition:
@@ -118,9 +155,10 @@ def decompose(grad, args, runs: int = 3) -> Decomposition:
     cal = calibration()
     best = min((_timed_run(grad, args) for _ in range(runs)), key=lambda t: sum(t.times))
     times = np.maximum(np.asarray(best.times, dtype=float) - cal.timer_s, 0.0)
+    work = np.minimum(np.maximum(np.asarray(best.work, dtype=float) - cal.timer_s, 0.0), times)
     return Decomposition(pullback_s=float(times.sum()),
-                         vector_pullback_s=float(np.maximum(times - cal.small_pullback_s, 0.0).sum()),
-                         nodes=len(best.times), operations=len(best.kinds))
+                         vector_pullback_s=float(np.maximum(work - cal.small_work_s, 0.0).sum()),
+                         nodes=len(best.times), operations=len(best.kinds), work_s=float(work.sum()))
 
 
 def source_lines(func) -> int | None:

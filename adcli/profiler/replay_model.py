@@ -32,7 +32,7 @@ class ImportTrial:
 
 
 DECOMPOSITION = {"pullback_s": float, "vector_pullback_s": float, "nodes": int, "operations": int, "lines": int,
-                 "rule_call_s": float,
+                 "rule_call_s": float, "work_s": float,
                  # in the program (replay.in_program): seconds per run of the gradients that call it
                  "program_s": float, "program_import_s": float, "program_floor_s": float}
 
@@ -56,6 +56,7 @@ class Replay:
     operations: int | None = None  # distinct kinds of operation recorded
     lines: int | None = None  # source lines of a user function
     rule_call_s: float | None = None  # what the engine adds to a call one rule serves
+    work_s: float | None = None  # the pullbacks' NumPy work alone (their VJP expressions)
     # the gradients of the functions handed to grad that call it, seconds per run, timed in turn:
     program_s: float | None = None  # as the run served them
     program_import_s: float | None = None  # with its best library rule imported
