@@ -28,7 +28,7 @@ def advice(tmp_path_factory):
             out = str(tmp_path_factory.mktemp(name) / "p.json")
             with contextlib.redirect_stdout(io.StringIO()):
                 script = PROFILES / f"{name}.py" if (PROFILES / f"{name}.py").exists() else SCRIPTS / f"{name}.py"
-                profile, _ = profile_program(str(script), [], output=out, replay_budget=0.05)
+                profile, _ = profile_program(str(script), [], output=out, replay_budget=0.2)
             cache[name] = profile
         return suggest([cache[name]], thresholds or Thresholds())[0]
 

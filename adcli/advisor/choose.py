@@ -147,10 +147,12 @@ def _options(c: Cost, factor: float, basis: str, th: Thresholds, total: float) -
                          f"{human_bytes(c.direct_bytes)} of the same gradient served by a minimal direct rule (its output and "
                          "one gradient per argument): importing is not the best way")
         elif prog is not None and prog[1] is not None and prog[2] is not None \
-                and D - (prog[0] - prog[1]) > th.import_tolerance * max(D - (prog[0] - prog[2]), 0.0):
-            # per call of the signature in the program: derived D less what each rule saves there
+                and D - (prog[0] - prog[1]) > th.import_tolerance * max(D - (prog[0] - prog[2]), c.rule_call_s or 0.0):
+            # per call of the signature in the program: derived D less what each rule saves there (a
+            # rule costs at least one rule call: a smaller estimate is noise)
             notes.append(f"in the program, {best.rule} costs {duration(D - (prog[0] - prog[1]))} per call, over "
-                         f"{th.import_tolerance:g}x the {duration(max(D - (prog[0] - prog[2]), 0.0))} a hand-written "
+                         f"{th.import_tolerance:g}x the "
+                         f"{duration(max(D - (prog[0] - prog[2]), c.rule_call_s or 0.0))} a hand-written "
                          "rule is estimated to cost there: "
                          "importing is not the best way")
         elif (prog is None or prog[1] is None) and hand is not None and R > th.import_tolerance * hand:
