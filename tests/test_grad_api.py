@@ -250,7 +250,7 @@ def test_int_array_inside_differentiated_list_raises():
     assert "[1]" in str(info.value)
 
 
-@pytest.mark.parametrize("out_shape", [(2,), (2, 1), (1,)])
+@pytest.mark.parametrize("out_shape", [(2,), (2, 1), (1, 2)])  # size 1 is accepted: test_ported_spelling.py
 def test_non_scalar_output_raises_naming_the_shape(out_shape):
     def vec(x):
         return np.reshape(x[: int(np.prod(out_shape))] * 2.0, out_shape)

@@ -20,19 +20,29 @@ from .where import user_location
 ndarray = np.ndarray
 
 
-def value_and_grad(f: Callable, argnums: int | tuple = 0) -> Callable:
+def _argnums(argnums, argnum):
+    """``argnum``: autograd's spelling of ``argnums`` (one int), accepted so ported code runs."""
+    if argnum is None:
+        return argnums
+    if argnums != 0:
+        raise GradInputError(f"give argnums={argnums!r} or autograd's argnum={argnum!r}, not both")
+    return argnum
+
+
+def value_and_grad(f: Callable, argnums: int | tuple = 0, *, argnum: int | None = None) -> Callable:
     """Return a function that computes ``(f(*args), gradient)``.
 
     ``argnums`` picks the argument(s) to differentiate: an int gives one gradient, a tuple gives
     a tuple of gradients. Each gradient has its argument's structure and types: a float for a
     float, an ndarray of the same shape and dtype for an array, the same dict/list/tuple nesting
-    for a pytree. ``f`` must return a scalar.
+    for a pytree. ``f`` must return a scalar (or an array of size 1). ``argnum=`` (autograd's
+    spelling) is accepted for ``argnums``.
 
     >>> import numpy as np, adcli
     >>> adcli.value_and_grad(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0]))
     (np.float64(5.0), array([2., 4.]))
     """
-    return _differentiate(f, argnums, None)
+    return _differentiate(f, _argnums(argnums, argnum), None)
 
 
 def vjp(f: Callable, argnums: int | tuple, cotangent: Any) -> Callable:
@@ -95,14 +105,14 @@ def _differentiate(f: Callable, argnums, cotangent) -> Callable:
     return wrapper
 
 
-def grad(f: Callable, argnums: int | tuple = 0) -> Callable:
+def grad(f: Callable, argnums: int | tuple = 0, *, argnum: int | None = None) -> Callable:
     """Return a function that computes the gradient of scalar-valued ``f`` (see value_and_grad).
 
     >>> import numpy as np, adcli
     >>> adcli.grad(lambda x: np.sum(np.sin(x)))(np.zeros(3))
     array([1., 1., 1.])
     """
-    vg = value_and_grad(f, argnums)
+    vg = value_and_grad(f, _argnums(argnums, argnum))
 
     @functools.wraps(f)
     def gradient(*args, **kwargs):
@@ -209,7 +219,7 @@ def _reverse_from(tape: Tape, out, cotangent, session):
 
 def _check_scalar(f, value):
     shape = np.shape(value)
-    if shape != ():
+    if shape != () and np.size(value) != 1:  # a size-1 array (shape (1,), (1, 1)) counts, as in autograd
         raise GradInputError(
             f"grad needs a scalar output, but {getattr(f, '__name__', 'f')}() returned shape {shape}: "
             "reduce it (e.g. np.sum) or differentiate one element"
