@@ -41,6 +41,7 @@ LAZY: dict[tuple[str, str], str] = {}
 OPTIONAL: dict[str, str] = {
     "tomllib": "standard library only from Python 3.11; the project supports 3.10",
     "autograd": "only the rule import and catalog need it; imported on first use",
+    "scipy": "not a dependency; `adcli rules list` shows scipy.special's native rules when it is installed",
 }
 
 #: The most lines a module may have, and the modules allowed more: ``module: reason``.

@@ -7,6 +7,7 @@ from . import (  # noqa: F401  (fill the registry)  # noqa: F401
     rules_elementwise,
     rules_linalg,
     rules_reduce,
+    rules_scipy,  # noqa: F401  (scipy.special's ufuncs, registered on first use)
     rules_shape,
     tracer_api,  # noqa: F401  (give Tracer its ndarray surface)
 )

@@ -13,7 +13,7 @@ from ..errors import NoRuleError, TracingError, UnsupportedError
 from . import hooks
 from .core import Tracer, apply, apply1, apply2, nondiff
 from .escapes import PLAIN_ARRAY
-from .registry import UFUNCS, declared_rule, names_of, serving
+from .registry import UFUNCS, declared_rule, names_of, serving, ufunc_rule
 from .rules_elementwise import NONDIFF_UFUNCS
 from .rules_reduce import ACCUMULATE_PRIMITIVES, REDUCE_PRIMITIVES, reduce_call
 from .signature import Signature
@@ -41,7 +41,7 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict):
                 return session.numpy_call(rule.signature.module, rule.signature.qualname, rule.source, rule, True,
                                           inputs, kwargs)
             return rule(*inputs, **kwargs)
-        prim = UFUNCS.get(ufunc)
+        prim = ufunc_rule(ufunc)  # scipy.special's are registered on first use (rules_scipy)
         unknown = set(kwargs) - {"dtype"}
         if unknown and ufunc not in NONDIFF_UFUNCS:
             raise UnsupportedError(

@@ -20,6 +20,8 @@ from __future__ import annotations
 import sys
 from typing import Callable, NamedTuple
 
+import numpy as np
+
 from .descriptors import callable_name
 from .signature import signature_key
 
@@ -204,9 +206,25 @@ def without_declared(func) -> str | None:
     return None
 
 
+# Lookups for ufunc rules registered on first use (engine.rules_scipy: SciPy's, only once the
+# program has imported SciPy): each takes a ufunc and returns its Primitive or None.
+LAZY_UFUNCS: list = []
+
+
+def ufunc_rule(ufunc):
+    """The native rule (a Primitive) of ``ufunc``, registering a lazy one on first use; None."""
+    prim = UFUNCS.get(ufunc)
+    if prim is None and isinstance(ufunc, np.ufunc):
+        for lookup in LAZY_UFUNCS:
+            prim = lookup(ufunc)
+            if prim is not None:
+                break
+    return prim
+
+
 def _is_ufunc_rule(func) -> bool:
     try:
-        return func in UFUNCS
+        return func in UFUNCS or ufunc_rule(func) is not None
     except TypeError:  # an unhashable callable
         return False
 

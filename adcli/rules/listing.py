@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..engine import rules_scipy
 from ..engine.registry import REGISTRY, UFUNCS, qualified_name
 from ..errors import RuleError
 from .autograd_catalog import _normalise, catalog, find
@@ -9,7 +10,18 @@ from .autograd_catalog import _normalise, catalog, find
 SOURCES = ("native", "autograd", "all")
 
 
+def _scipy_rules() -> None:
+    """SciPy's special-function rules register on first use (engine.rules_scipy); a listing
+    shows them whenever SciPy is installed."""
+    try:
+        import scipy.special as sp
+    except ImportError:
+        return
+    rules_scipy.install(sp)
+
+
 def _engine_rows() -> list[dict]:
+    _scipy_rules()
     rows = []
     for ufunc, prim in UFUNCS.items():
         args = [i for i, v in enumerate(prim.vjps) if v is not None]
@@ -58,6 +70,7 @@ def list_rules(source: str = "all") -> list[dict]:
 
 def show_rule(name: str) -> dict:
     """Everything adcli knows about one callable: native, derivation, declared rules, autograd."""
+    _scipy_rules()
     wanted = _normalise(name)
     info: dict = {"name": wanted, "native": False, "derivation": None, "declared": [], "autograd": None}
     found = False

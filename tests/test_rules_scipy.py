@@ -1,0 +1,114 @@
+"""Native rules for scipy.special's ufuncs (engine/rules_scipy.py): each checked by check_rule
+(central finite differences, output type/shape/dtype, inputs unchanged, accumulation) on several
+shapes and dtypes; both import forms, under plain grad and under the profiler."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+sp = pytest.importorskip("scipy.special")
+
+import adcli  # noqa: E402
+from adcli.engine import rules_scipy  # noqa: E402
+from adcli.testing import check_rule  # noqa: E402
+
+rng = np.random.default_rng(3)
+
+
+def pos(shape, lo=0.5, hi=3.0):
+    return rng.uniform(lo, hi, shape)
+
+
+def unit(shape):
+    return rng.uniform(0.1, 0.9, shape)
+
+
+def sym(shape, r=1.5):
+    return rng.uniform(-r, r, shape)
+
+
+# Inputs inside each function's domain (away from poles, branch points and kinks).
+DOMAIN = {
+    "gammaln": pos, "digamma": pos, "psi": pos, "gamma": pos, "rgamma": pos,
+    "erf": sym, "erfc": sym, "erfinv": lambda s: sym(s, 0.8), "erfcinv": lambda s: pos(s, 0.2, 1.8),
+    "expit": lambda s: sym(s, 4.0), "logit": unit, "log_expit": lambda s: sym(s, 4.0),
+    "ndtr": sym, "log_ndtr": sym, "ndtri": unit,
+    "i0": sym, "i1": sym, "i0e": lambda s: np.where(np.abs(sym(s)) < 0.1, 0.5, sym(s)), "i1e": pos,
+    "j0": pos, "j1": pos, "y0": pos, "y1": pos, "entr": unit,
+    "xlogy": lambda s: (sym(s), pos(s)), "xlog1py": lambda s: (sym(s), pos(s)),
+    "betaln": lambda s: (pos(s), pos(s)), "rel_entr": lambda s: (pos(s), pos(s)), "kl_div": lambda s: (pos(s), pos(s)),
+}
+
+
+def test_the_domain_table_covers_every_rule():
+    assert set(DOMAIN) == rules_scipy.NAMES
+
+
+@pytest.mark.parametrize("shape", [(), (5,), (3, 4)])
+@pytest.mark.parametrize("name", sorted(rules_scipy.NAMES))
+def test_rule_matches_finite_differences(name, shape):
+    args = DOMAIN[name](shape)
+    args = args if isinstance(args, tuple) else (args,)
+    args = tuple(np.asarray(a, dtype=np.float64) for a in args)
+    report = check_rule(getattr(sp, name), *args, timing=False)
+    assert report.rule == "native rule" and "finite differences" in report.checks
+
+
+@pytest.mark.parametrize("name", ["gammaln", "erf", "expit", "xlogy", "log_ndtr"])
+def test_float32_and_broadcasting(name):
+    args = DOMAIN[name]((3, 4))
+    if isinstance(args, tuple):  # a row broadcast against a matrix
+        args = (args[0].astype(np.float32), args[1][0].astype(np.float32))
+    else:
+        args = (args.astype(np.float32),)
+    report = check_rule(getattr(sp, name), *args, timing=False)
+    assert "finite differences" in report.checks
+
+
+def test_a_ufunc_without_a_rule_still_says_so_with_its_scipy_name():
+    with pytest.raises(adcli.AdcliError, match=r"scipy\.special\.struve"):
+        adcli.grad(lambda x: np.sum(sp.struve(1.0, x)))(np.array([2.5, 3.0]))
+
+
+SCRIPT = """
+from scipy.special import gammaln, expit   # imported before adcli, by name
+import numpy as np
+import adcli
+
+def nll(theta, k):
+    r, logit_p = theta[0], theta[1]
+    p = expit(logit_p)
+    return -np.sum(gammaln(k + r) - gammaln(r) - gammaln(k + 1.0) + r * np.log1p(-p) + k * np.log(p))
+
+theta = np.array([2.5, 0.3])
+k = np.array([0.0, 3.0, 1.0, 7.0])
+g = adcli.grad(nll)(theta, k)
+eps = 1e-6
+fd = [(nll(theta + eps * e, k) - nll(theta - eps * e, k)) / (2 * eps) for e in np.eye(2)]
+assert np.allclose(g, fd, rtol=1e-6, atol=1e-8), (g, fd)
+print("ok", g)
+"""
+
+
+def test_imported_by_name_before_adcli_in_a_fresh_process(tmp_path):
+    path = tmp_path / "negbin.py"
+    path.write_text(SCRIPT)
+    out = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.startswith("ok"), out.stderr
+
+
+def test_served_natively_under_the_profiler(tmp_path):
+    path = tmp_path / "negbin.py"
+    path.write_text(SCRIPT)
+    env = {**os.environ, "NO_COLOR": "1"}
+    prof = tmp_path / "p.json"
+    out = subprocess.run([sys.executable, "-m", "adcli", "profile", "--no-replay", "-o", str(prof), str(path)],
+                         capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0 and "ok" in out.stdout, out.stderr  # the script's own FD check ran under it
+    from adcli.profiler import store
+
+    [nll] = [s for s in store.load(str(prof)).signatures if s.signature.function == "__main__.nll"]
+    assert nll.served_by == "derived" and nll.primitives > 0  # its ufuncs recorded as primitives
