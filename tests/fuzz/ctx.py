@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import scipy.special as sp
 
 from .program import VAR, is_float
 
@@ -96,7 +97,7 @@ class Ctx:
         """Evaluate a side-effect-free expression over the current values."""
         with np.errstate(all="ignore"):
             try:
-                return eval(expr, {"np": np}, dict(self.env))
+                return eval(expr, {"np": np, "sp": sp}, dict(self.env))
             except Exception as e:  # a guard asked about an invalid expression
                 raise Skip from e
 

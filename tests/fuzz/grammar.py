@@ -13,6 +13,7 @@ import random
 import warnings
 
 import numpy as np
+import scipy.special as sp  # a test dependency: scipy.special's native rules are fuzzed
 
 from . import kinds_control, kinds_elementwise, kinds_math, kinds_shape  # noqa: F401  (fill KINDS)
 from .ctx import KINDS, MAX_SIZE, Ctx, Skip
@@ -22,7 +23,7 @@ MAX_ABS = 1e3
 _REGISTERED: list = []
 GENERATOR_ERRORS: dict = {}  # "kind: exception" -> count (bugs in the generator itself)
 REJECTED = {"numpy-error": 0, "bad-values": 0}  # candidate statements thrown away while generating
-_GLOBALS = {"np": np, "math": math}
+_GLOBALS = {"np": np, "math": math, "sp": sp}
 
 
 def kinds() -> list:

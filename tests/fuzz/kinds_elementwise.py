@@ -149,3 +149,30 @@ def _clip(c):
 def _sinc(c):
     v = c.pick()
     return f"{c.new()} = np.sinc({c.away(v, (0.0,), 0.2)})"
+
+
+# --- scipy.special's ufuncs (engine/rules_scipy.py), on smooth maps into their domains ---
+_SP_ANY = ["expit", "erf", "erfc", "ndtr", "log_ndtr", "log_expit", "i0", "i0e"]
+_SP_POSITIVE = ["gammaln", "digamma", "rgamma", "i1e", "j0", "y0"]  # of v * v + 0.5
+_SP_UNIT = ["logit", "ndtri", "erfinv", "entr"]  # of expit(v) * 0.8 + 0.1, in (0.1, 0.9)
+
+
+@kind("scipy-special-unary", 1.5)
+def _scipy_unary(c):
+    v = c.pick()
+    group = c.r.random()
+    if group < 0.45:
+        return f"{c.new()} = sp.{c.choice(_SP_ANY)}({v})"
+    if group < 0.8:
+        return f"{c.new()} = sp.{c.choice(_SP_POSITIVE)}({v} * {v} + 0.5)"
+    return f"{c.new()} = sp.{c.choice(_SP_UNIT)}(sp.expit({v}) * 0.8 + 0.1)"
+
+
+@kind("scipy-special-binary", 1.0)
+def _scipy_binary(c):
+    a = c.pick()
+    b = c.operand(np.shape(c.val(a)))
+    fn = c.choice(["xlogy", "xlog1py", "betaln", "rel_entr", "kl_div"])
+    if fn in ("xlogy", "xlog1py"):
+        return f"{c.new()} = sp.{fn}({a}, {b} * {b} + 0.5)"
+    return f"{c.new()} = sp.{fn}({a} * {a} + 0.5, {b} * {b} + 0.5)"

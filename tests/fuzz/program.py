@@ -18,6 +18,7 @@ VAR = re.compile(r"\b[vx]\d+\b")
 PRELUDE = '''import math
 
 import numpy as np
+import scipy.special as sp
 
 
 def _w(v, k):
