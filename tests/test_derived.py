@@ -65,6 +65,16 @@ CASES = {
     "repeat_axis": (lambda a: np.sum(np.repeat(a, [1, 2, 0, 3], axis=0) ** 2), (A,), 0),
     "take": (lambda a: np.sum(np.take(a, [0, 0, 2], axis=1) ** 2), (A,), 0),
     "diagonal": (lambda a: np.sum(np.diagonal(a, 1) ** 2), (rng.standard_normal((2, 4, 5)),), 0),
+    "split": (lambda a: sum(np.sum(p ** 2 * (i + 1)) for i, p in enumerate(np.split(a, [1, 4], axis=1))), (X40,), 0),
+    "array_split": (lambda a: sum(np.sum(p ** 3 * (i + 1)) for i, p in enumerate(np.array_split(a, 4))), (V,), 0),
+    "hsplit_vsplit": (lambda a: sum(np.sum(p ** 2 * (i + 1)) for i, p in enumerate(np.hsplit(a, 3) + np.vsplit(a, 2))),
+                      (X40,), 0),
+    "dsplit": (lambda a: sum(np.sum(p ** 3 * (i + 1)) for i, p in enumerate(np.dsplit(a, 2))),
+               (rng.standard_normal((2, 3, 4)),), 0),
+    "rollaxis": (lambda a: np.sum(np.rollaxis(a, 2) * np.arange(24).reshape(4, 2, 3)), (rng.standard_normal((2, 3, 4)),), 0),
+    "atleast_3d": (lambda a: np.sum(np.atleast_3d(a) ** 3), (A,), 0),
+    "gradient": (lambda a: sum(np.sum(g ** 2 * (i + 1)) for i, g in enumerate(np.gradient(a))), (X40,), 0),
+    "gradient_spacing": (lambda a: np.sum(np.gradient(a, 0.5, edge_order=2) ** 2), (V,), 0),
 }
 
 

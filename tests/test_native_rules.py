@@ -77,6 +77,8 @@ FUNCTION_ARGS = [
     (np.linalg.vecdot, (M, M), {}),
     (np.roll, (M, 1), {"axis": 1}), (np.triu, (M,), {}), (np.tril, (M, -1), {}), (np.outer, (V, M[0]), {}),
     (np.var, (M,), {"axis": 1}),
+    (np.select, ([M > 0, M < -0.5], [M ** 2, M * 3.0]), {"default": 0.5}), (np.cross, (M[:, :3], M[:, 1:]), {}),
+    (np.pad, (M, ((1, 2), (0, 1))), {"constant_values": 1.5}),
 ]
 # Natives that make constants (their values do not depend on the input, only assignment into
 # them is traced): nothing to differentiate, covered by tests/test_indexing.py.

@@ -168,3 +168,59 @@ derive(np.vstack, note="atleast_2d + concatenate")
 derive(np.column_stack, asarray=True, note="reshape + concatenate")
 derive(np.append, note="ravel + concatenate")
 derive(np.sinc, note="where + sin + divide")
+derive(np.array_split, note="swapaxes + slicing")
+derive(np.split, note="array_split")
+derive(np.hsplit, note="split")
+derive(np.vsplit, note="split")
+derive(np.dsplit, note="split")
+derive(np.rollaxis, note="transpose")
+derive(np.atleast_3d, note="reshape / indexing")
+derive(np.gradient, note="slicing, subtract, divide")
+
+
+# --- native rules built from traced operations (NumPy's bodies write into np.empty) ----------
+
+
+@defnative(np.select)
+def _select(condlist, choicelist, default=0):
+    """Nested np.where, last condition innermost: the first true condition wins, as in NumPy."""
+    if len(condlist) != len(choicelist):
+        raise ValueError("list of cases must be same length as list of conditions")
+    out = default
+    for cond, choice in reversed(list(zip(condlist, choicelist))):
+        out = np.where(cond, choice, out)
+    return out
+
+
+@defnative(np.cross)
+def _cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = np.moveaxis(a, axisa, -1), np.moveaxis(b, axisb, -1)
+    na, nb = np.shape(a)[-1], np.shape(b)[-1]
+    if na not in (2, 3) or nb not in (2, 3):
+        raise ValueError("incompatible dimensions for cross product\n(dimension must be 2 or 3)")
+    if na == 2 and nb == 2:  # the z-component only, as NumPy returns it
+        return a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+    a0, a1 = a[..., 0], a[..., 1]
+    b0, b1 = b[..., 0], b[..., 1]
+    a2 = a[..., 2] if na == 3 else 0.0
+    b2 = b[..., 2] if nb == 3 else 0.0
+    c = np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+    return np.moveaxis(c, -1, axisc)
+
+
+@defnative(np.pad)
+def _pad(array, pad_width, mode="constant", **kwargs):
+    if mode != "constant" or set(kwargs) - {"constant_values"}:
+        raise UnsupportedError(f"np.pad(..., mode={mode!r}) on a traced value: only mode='constant' has a rule")
+    value = kwargs.get("constant_values", 0)
+    if isinstance(value, Tracer) or np.ndim(value) != 0:
+        raise UnsupportedError("np.pad on a traced value: constant_values must be one plain number")
+    shape = np.shape(array.value if isinstance(array, Tracer) else array)
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (len(shape), 2))
+    out = np.zeros_like(array, shape=tuple(int(n + lo + hi) for n, (lo, hi) in zip(shape, widths)))
+    if value != 0:
+        out = out + value
+    out[tuple(slice(int(lo), int(lo + n)) for n, (lo, _) in zip(shape, widths))] = array
+    return out

@@ -1,0 +1,54 @@
+"""NumPy functions ported programs use, newly served: np.select, np.cross, np.pad (native rules
+built from traced operations) and the split family, rollaxis, atleast_3d, gradient (verified
+derivations, tests/test_derived.py). Values, dtypes and finite differences; clear refusals."""
+
+import numpy as np
+import pytest
+
+import adcli
+from adcli.errors import UnsupportedError
+from adcli.testing import check_rule
+
+rng = np.random.default_rng(5)
+M = rng.standard_normal((4, 3))
+
+
+@pytest.mark.filterwarnings("ignore:Arrays of 2-dimensional vectors are deprecated:DeprecationWarning")
+@pytest.mark.parametrize("args,kwargs", [
+    ((M, M[::-1]), {}),
+    ((M[:, :2], M[:, 1:]), {}),  # 2-vectors with 3-vectors
+    ((M.T, M.T[:, ::-1]), {"axis": 0}),
+    ((M.astype(np.float32), M.astype(np.float32) * 2), {}),
+    ((M[0], M), {}),  # broadcasting
+])
+def test_cross(args, kwargs):
+    report = check_rule(np.cross, *args, kwargs=kwargs, timing=False)
+    assert report.rule == "native rule"
+
+
+@pytest.mark.parametrize("pad_width,value", [(1, 0), (((1, 0), (2, 3)), 0), ((0, 2), -1.5)])
+def test_pad_constant(pad_width, value):
+    report = check_rule(np.pad, M, pad_width, kwargs={"constant_values": value}, timing=False)
+    assert report.rule == "native rule"
+    check_rule(np.pad, M.astype(np.float32), pad_width, timing=False)
+
+
+def test_pad_other_modes_are_refused_by_name():
+    with pytest.raises(UnsupportedError, match="mode='edge'"):
+        adcli.grad(lambda a: np.sum(np.pad(a, 1, mode="edge")))(M)
+
+
+def test_select_first_true_condition_wins():
+    conds = [M > 0.5, M > 0.0]
+    f = lambda a: np.select(conds, [a * 2.0, a ** 2], default=-a)  # noqa: E731
+    np.testing.assert_array_equal(adcli.value_and_grad(lambda a: np.sum(f(a) * M))(M)[0], np.sum(f(M) * M))
+    g = adcli.grad(lambda a: np.sum(f(a)))(M)
+    np.testing.assert_allclose(g, np.select(conds, [np.full_like(M, 2.0), 2 * M], default=-np.ones_like(M)))
+    check_rule(np.select, conds, [M * 2.0, M ** 2], kwargs={"default": M}, timing=False)
+
+
+def test_select_conditions_from_traced_values_and_numpys_errors():
+    g = adcli.grad(lambda a: np.sum(np.select([a > 0], [a ** 2])))(M)  # comparisons give plain booleans
+    np.testing.assert_allclose(g, np.where(M > 0, 2 * M, 0.0))
+    with pytest.raises(ValueError, match="same length"):
+        adcli.grad(lambda a: np.sum(np.select([a > 0], [a, a])))(M)
