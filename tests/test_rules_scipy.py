@@ -112,3 +112,40 @@ def test_served_natively_under_the_profiler(tmp_path):
 
     [nll] = [s for s in store.load(str(prof)).signatures if s.signature.function == "__main__.nll"]
     assert nll.served_by == "derived" and nll.primitives > 0  # its ufuncs recorded as primitives
+
+
+LIBRARY_CALLS = """
+import numpy as np
+import scipy.special as sp
+import scipy.stats as st
+
+
+def lse(x):
+    return sp.logsumexp(x)
+
+
+def norm(x):
+    return np.sum(st.norm.logpdf(x))
+
+
+def zeta(x):
+    return np.sum(sp.zeta(x, 2.0))
+"""
+
+
+@pytest.mark.parametrize("name, library, line", [("lse", "scipy.special.logsumexp", 8),
+                                                 ("norm", "scipy.stats.rv_continuous.logpdf", 12),
+                                                 ("zeta", "scipy.special._zeta", 16)])
+def test_a_library_function_without_a_rule_is_named_at_the_users_line(tmp_path, name, library, line):
+    import importlib.util
+
+    path = tmp_path / "user_model.py"
+    path.write_text(LIBRARY_CALLS)
+    spec = importlib.util.spec_from_file_location("user_model", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with pytest.raises(adcli.AdcliError) as info:
+        adcli.grad(getattr(mod, name))(np.array([1.5, 2.5]))
+    msg = str(info.value)
+    assert library in msg and f"user_model.py:{line}" in msg
+    assert "site-packages" not in msg and "scipy/" not in msg

@@ -13,8 +13,9 @@ def escape_message(what: str, hint: str) -> str:
     loc = user_location(3)
     fn = numpy_entry(2)
     if fn is not None:
+        body = "NumPy" if fn.startswith("np.") else "Python"
         return (
-            f"{fn}(...) at {loc} converts a traced value to plain numbers (it has no rule, and its NumPy body "
+            f"{fn}(...) at {loc} converts a traced value to plain numbers (it has no rule, and its {body} body "
             f"reads the raw values): the gradient would be lost. {FUNCTION_HINTS.get(fn, FUNCTION_HINT)}"
         )
     if user_instruction(2) == "STORE_SUBSCR":

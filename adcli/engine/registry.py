@@ -91,9 +91,11 @@ def names_of(func) -> tuple[str, str]:
         return func
     module, qualname = callable_name(func)
     if module == "numpy" and type(func).__name__ == "ufunc" and getattr(func, "__module__", None) is None:
-        special = sys.modules.get("scipy.special")  # never imported from here: only if the program did
-        if special is not None and getattr(special, func.__name__, None) is func:
-            module = "scipy.special"
+        for where in ("scipy.special", "scipy.special._ufuncs"):  # never imported from here: only if the program did
+            special = sys.modules.get(where)
+            if special is not None and getattr(special, func.__name__, None) is func:
+                module = "scipy.special"  # the public package, also for its private ufuncs (_zeta)
+                break
     return module, qualname
 
 

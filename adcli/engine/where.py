@@ -6,17 +6,35 @@ import dis
 import linecache
 import os
 import sys
+import sysconfig
 
 # NumPy's folder is looked up in sys.modules when needed, so this module imports nothing heavy.
 _ADCLI_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def _libraries() -> tuple:
+    """Where installed libraries and the standard library live (site-packages, the stdlib):
+    their frames are not the user's, as the profiler's default --include says too."""
+    paths = sysconfig.get_paths()
+    dirs = {os.path.abspath(paths[k]) for k in ("purelib", "platlib", "stdlib", "platstdlib") if paths.get(k)}
+    return tuple(d + os.sep for d in sorted(dirs))
+
+
+_LIBRARIES: tuple | None = None
+
+
 def _skip() -> tuple:
-    dirs = [_ADCLI_DIR]
+    """adcli's folder, then NumPy's (last: numpy_entry names its functions "np.*"), with the
+    library folders in front."""
+    global _LIBRARIES
+    if _LIBRARIES is None:
+        _LIBRARIES = _libraries()
+    dirs = [_ADCLI_DIR + os.sep]
     numpy = sys.modules.get("numpy")
     if numpy is not None and getattr(numpy, "__file__", None):
-        dirs.append(os.path.dirname(os.path.abspath(numpy.__file__)))
-    return tuple(d + os.sep for d in dirs)
+        dirs.append(os.path.dirname(os.path.abspath(numpy.__file__)) + os.sep)
+    # adcli and NumPy themselves may sit inside site-packages: keep them last, as named above
+    return tuple(d for d in _LIBRARIES if not _ADCLI_DIR.startswith(d.rstrip(os.sep))) + tuple(dirs)
 
 
 def user_frame(depth: int = 1):
@@ -36,13 +54,19 @@ def numpy_entry(depth: int = 1) -> str | None:
     ``np.full(...)`` and NumPy's body ended up converting a traced value), or None when the user
     frame is reached without passing through NumPy's Python code."""
     skip = _skip()
-    numpy_dir = skip[-1] if len(skip) > 1 else None
+    numpy = sys.modules.get("numpy")
+    numpy_dir = skip[-1] if numpy is not None and getattr(numpy, "__file__", None) else None
     frame = sys._getframe(depth)
     found = None
     while frame is not None:
         filename = os.path.abspath(frame.f_code.co_filename)
+        module = frame.f_globals.get("__name__", "")
         if numpy_dir is not None and filename.startswith(numpy_dir):
-            found = "np" + _public(frame.f_globals.get("__name__", "numpy"))[5:] + "." + frame.f_code.co_name
+            found = "np" + _public(module or "numpy")[5:] + "." + frame.f_code.co_name
+        elif filename.startswith(skip) and not filename.startswith(_ADCLI_DIR + os.sep) and module \
+                and not module.startswith(("importlib", "functools", "contextlib")):
+            # another library's: scipy.special.logsumexp, scipy.stats.rv_continuous.logpdf
+            found = _public(module) + "." + getattr(frame.f_code, "co_qualname", frame.f_code.co_name)
         elif not filename.startswith(skip) and not filename.startswith("<frozen"):
             return found
         frame = frame.f_back
@@ -50,13 +74,14 @@ def numpy_entry(depth: int = 1) -> str | None:
 
 
 def _public(module: str) -> str:
-    """``numpy._core.numeric`` -> ``numpy``; ``numpy.linalg._linalg`` -> ``numpy.linalg``."""
+    """``numpy._core.numeric`` -> ``numpy``; ``numpy.linalg._linalg`` -> ``numpy.linalg``;
+    ``scipy.special._logsumexp`` -> ``scipy.special``."""
     parts = []
     for part in module.split("."):
         if part.startswith("_"):
             break
         parts.append(part)
-    public = ".".join(parts)
+    public = ".".join(parts) or module
     return "numpy" if public == "numpy.lib" else public
 
 
