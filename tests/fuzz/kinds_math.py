@@ -334,3 +334,33 @@ def _full_traced(c):
     s = c.scalar()
     return f"{c.new()} = " + c.choice([f"np.full_like({v}, {s})", f"np.full({c.val(v).shape!r}, {s})",
                                        f"np.full(({c.r.randint(1, 3)},), {s})"])
+
+
+# --- functions newly served for ported programs (engine/rules_derived.py) ---
+@kind("pad", 0.7)
+def _pad(c):
+    v = c.pick_nd(1, 3)
+    nd = c.val(v).ndim
+    width = c.choice(["1", "(0, 2)", repr(tuple((c.r.randint(0, 2), c.r.randint(0, 2)) for _ in range(nd)))])
+    value = c.choice(["", ", constant_values=1.5", ", constant_values=-0.5"])
+    return f"{c.new()} = np.pad({v}, {width}{value})"
+
+
+@kind("select", 0.7)
+def _select(c):
+    v = c.pick_nd(0, 3)
+    t = c.threshold(v)
+    return f"{c.new()} = np.select([{v} > {t}, {v} < {t} - 0.5], [{v} * 2.0, {v} ** 2], default={v} - 1.0)"
+
+
+@kind("cross", 0.5)
+def _cross(c):
+    v = c.pick_nd(1, 3, lambda a: a.shape[-1] == 3)
+    return f"{c.new()} = np.cross({v}, np.roll({v}, 1, axis=-1) + 0.5)"
+
+
+@kind("split", 0.7)
+def _split(c):
+    v = c.pick_nd(1, 3, lambda a: a.shape[0] >= 2)
+    fn = c.choice(["np.array_split({v}, 3)", "np.split({v}, [1])", "np.array_split({v}, 2, axis=0)"])
+    return f"{c.new()} = np.concatenate({fn.format(v=v)}[::-1], axis=0)"
