@@ -79,6 +79,7 @@ FUNCTION_ARGS = [
     (np.var, (M,), {"axis": 1}),
     (np.select, ([M > 0, M < -0.5], [M ** 2, M * 3.0]), {"default": 0.5}), (np.cross, (M[:, :3], M[:, 1:]), {}),
     (np.pad, (M, ((1, 2), (0, 1))), {"constant_values": 1.5}),
+    (np.lib.stride_tricks.sliding_window_view, (M, (2, 2)), {}),
 ]
 # Natives that make constants (their values do not depend on the input, only assignment into
 # them is traced): nothing to differentiate, covered by tests/test_indexing.py.

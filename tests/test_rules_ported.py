@@ -52,3 +52,25 @@ def test_select_conditions_from_traced_values_and_numpys_errors():
     np.testing.assert_allclose(g, np.where(M > 0, 2 * M, 0.0))
     with pytest.raises(ValueError, match="same length"):
         adcli.grad(lambda a: np.sum(np.select([a > 0], [a, a])))(M)
+
+
+SWV = np.lib.stride_tricks.sliding_window_view
+
+
+@pytest.mark.parametrize("args,kwargs", [((M[0], 2), {}), ((M, (2, 2)), {}), ((M, 2), {"axis": 0}),
+                                         ((M.astype(np.float32), (3,)), {"axis": (1,)})])
+def test_sliding_window_view(args, kwargs):
+    report = check_rule(SWV, *args, kwargs=kwargs, timing=False)
+    assert report.rule == "native rule"
+
+
+def test_sliding_window_view_is_read_only_as_numpys():
+    def write(x):
+        w = SWV(x, 2)
+        w[0, 0] = 1.0
+        return np.sum(w)
+
+    with pytest.raises(ValueError, match="read-only"):
+        write(M[0].copy())
+    with pytest.raises(ValueError, match="read-only"):
+        adcli.grad(write)(M[0].copy())

@@ -224,3 +224,19 @@ def _pad(array, pad_width, mode="constant", **kwargs):
         out = out + value
     out[tuple(slice(int(lo), int(lo + n)) for n, (lo, _) in zip(shape, widths))] = array
     return out
+
+
+@defnative(np.lib.stride_tricks.sliding_window_view)
+def _sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=False):
+    """The windows gathered by fancy indexing with NumPy's own windows of the element indices:
+    the same values, read-only as NumPy's view is (writeable=True, a view to write through, is
+    refused)."""
+    if writeable:
+        raise UnsupportedError("sliding_window_view(..., writeable=True) on a traced value is not supported")
+    shape = np.shape(x.value if isinstance(x, Tracer) else x)
+    index = np.lib.stride_tricks.sliding_window_view(np.arange(int(np.prod(shape))).reshape(shape), window_shape,
+                                                     axis=axis)
+    out = np.ravel(x)[index]
+    if isinstance(out, Tracer):
+        out.value.flags.writeable = False  # read-only, as NumPy's view is: a write raises ValueError
+    return out
