@@ -630,8 +630,8 @@ def main(argv=None) -> int:
 
         print("\nthe advice, checked (benchmarks/advice.py: top import and hand-write per workload, predicted vs "
               "measured share of the gradient time):")
-        rows = [r for mod in mods.values() for r in advice.run_case(Path(mod.__file__), budget, Thresholds())]
-        print(advice.render(rows, "markdown" if a.format == "markdown" else "plain"))
+        checked = [r for mod in mods.values() for r in advice.run_case(Path(mod.__file__), budget, Thresholds())]
+        print(advice.render(checked, "markdown" if a.format == "markdown" else "plain"))
     if not a.no_profiler:
         rows_p = profiling_overhead(mods, budget)
         lines = ["", "profiling overhead (profiled gradient / plain gradient, replays excluded):"]
