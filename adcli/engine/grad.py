@@ -9,7 +9,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import GradInputError, TracingError, UnsupportedError
-from . import hooks
+from . import hooks, lists
 from .accumulate import Accumulator
 from .core import Tracer, make_tracer
 from .mutation import copy_keep_layout
@@ -80,6 +80,7 @@ def _differentiate(f: Callable, argnums, cotangent) -> Callable:
             args[k] = unflatten(new_leaves)
             inputs.append((leaves, unflatten, traced))
         session = hooks.current()
+        lists.enter()  # np.array([...]) of traced values, while recording (engine.lists)
         try:
             if session is not None:
                 session.start(tape, f)
@@ -91,6 +92,7 @@ def _differentiate(f: Callable, argnums, cotangent) -> Callable:
             else:
                 value, grads = _reverse_from(tape, out, cotangent, session)
         finally:
+            lists.leave()
             tape.close(_escaped)
             if session is not None:
                 session.finish(tape)
