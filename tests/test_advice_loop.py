@@ -67,6 +67,10 @@ def test_suggest_export_check_compare(loop_profile, tmp_path):
     assert res.exit_code == 0, res.output
     [f_after] = [s for s in load_json(after)["signatures"] if s["signature"] == "__main__.f(f64[1d])"]
     assert f_after["served_by"] == "hand-written"  # the exported rule is used
+    # and its replay measures the rule that served it, not the derived rule: f's derived rule is
+    # ~30x its primal, the hand-written one a few times at most
+    [f_before] = [s for s in load_json(loop_profile)["signatures"] if s["signature"] == "__main__.f(f64[1d])"]
+    assert f_after["replay"]["derived_s"] < f_before["replay"]["derived_s"] / 4
 
     res = invoke("compare", loop_profile, after, "--format", "json")
     result = json.loads(res.output)

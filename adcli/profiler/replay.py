@@ -80,8 +80,10 @@ def _setup(sig, seed: int = 0, dispatched: bool = False):
 
 
 def replay(sig, budget: float = 0.2, seed: int = 0) -> Replay:
-    """Measure one signature (what the session observed: ``func``, ``sample``, ``signature``)."""
-    setup = _setup(sig, seed)
+    """Measure one signature (what the session observed: ``func``, ``sample``, ``signature``),
+    served as in the run: a user function through its dispatch point, so that a rule loaded with
+    ``--rules`` serves the replay as it served the program."""
+    setup = _setup(sig, seed, dispatched=True)
     if isinstance(setup, Replay):
         return setup
     fn, args, kwargs, argnums, grad = setup
