@@ -8,12 +8,11 @@ import sys
 
 import numpy as np
 import pytest
+import scipy.special as sp  # a test dependency (pyproject.toml [test])
 
-sp = pytest.importorskip("scipy.special")
-
-import adcli  # noqa: E402
-from adcli.engine import rules_scipy  # noqa: E402
-from adcli.testing import check_rule  # noqa: E402
+import adcli
+from adcli.engine import rules_scipy
+from adcli.testing import check_rule
 
 rng = np.random.default_rng(3)
 

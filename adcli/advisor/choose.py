@@ -191,7 +191,7 @@ def _in_program(c: Cost) -> tuple | None:
     a hand-written rule or None). The hand-written rule is the measured minimal rule (its primal,
     zero gradients) plus the pullback work that scales with data, less the forward's share of
     per-operation cost, which a rule's forward pass can vectorise like its pullback
-    (docs/advisor.md § Predictions). None unless the program was measured."""
+    (docs/advisor.md § What is estimated). None unless the program was measured."""
     if not c.in_program or not c.calls:
         return None
     k = c.program_scale / c.calls
@@ -258,7 +258,7 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None, sort: str = "
     total = plain or profiled
     roots = root_times(costs, tree) if plain else {}
     for name, c in costs.items():
-        c.run_scale = 1.0 if plain else None
+        c.replayed_units = bool(plain)
         c.in_program = bool(plain) and bool(c.program_s) and name in roots
         c.program_scale = roots[name] / c.program_s if c.in_program else 1.0
     factor, basis = calibrate(costs, th.fallback_factor)

@@ -37,13 +37,13 @@ class Cost:
     operations: int | None = None
     lines: int | None = None
     output: str | None = None  # what its calls returned (profiler.model.OUTPUTS); None: not recorded
-    run_scale: float | None = None  # see scale; set by the advisor for all signatures at once
+    replayed_units: bool = False  # the advisor weighs replayed seconds (see scale); set for all at once
     # in the program (Replay.program_*), seconds per run summed over the profiles; None unless
     # every profile that replayed it measured them
     program_s: float | None = None
     program_import_s: float | None = None
     program_floor_s: float | None = None
-    in_program: bool = False  # the advisor uses the program_* measurements (set with run_scale)
+    in_program: bool = False  # the advisor uses the program_* measurements (set with replayed_units)
     # program seconds -> the advisor's: the replayed time of the roots that call it over program_s
     # (measured at another moment; a share of program_s is what the program measurement says)
     program_scale: float = 1.0
@@ -68,14 +68,14 @@ class Cost:
 
     @property
     def scale(self) -> float:
-        """Replayed seconds per call -> the advisor's seconds (docs/advisor.md § Predictions):
+        """Replayed seconds per call -> the advisor's seconds (docs/advisor.md § What is measured):
         with the program measured, what its calls cost there over what one cost alone; else
-        ``run_scale`` (1: replayed seconds are the unit); else the run's live time per call over
+        1 when replayed seconds are the unit (``replayed_units``); else the run's live time per call over
         the replay's (the run's seconds, profiler included)."""
         if self.in_program and self.calls and self.derived_s:  # its calls cost this much in the program
             return self.program_s * self.program_scale / (self.calls * self.derived_s)
-        if self.run_scale:
-            return self.run_scale
+        if self.replayed_units:
+            return 1.0
         if not self.measured or not self.live_s or not self.derived_s:
             return 1.0
         return self.live_s / self.derived_s
@@ -87,7 +87,7 @@ class Cost:
     @property
     def size(self) -> float:
         """How much there is to write in a hand-written rule for it: its distinct operations,
-        its arguments and a fifth of its lines (docs/advisor.md § Burden)."""
+        its arguments and a fifth of its lines (docs/advisor.md § Burden and granularity)."""
         return (self.operations or 1) + self.arguments + (self.lines or 0) / 5
 
     @property

@@ -84,8 +84,11 @@ def install(sp) -> int:
 def lookup(ufunc) -> Primitive | None:
     """The rule of ``ufunc`` if it is one of ``scipy.special``'s covered here (installing the
     table on first use), else None. Never imports SciPy."""
+    name = getattr(ufunc, "__name__", "")
+    if name not in NAMES:  # most misses (np.greater, ...) end here, on the ufunc dispatch path
+        return None
     sp = sys.modules.get("scipy.special")
-    if sp is None or getattr(sp, getattr(ufunc, "__name__", ""), None) is not ufunc:
+    if sp is None or getattr(sp, name, None) is not ufunc:
         return None
     install(sp)
     return UFUNCS.get(ufunc)

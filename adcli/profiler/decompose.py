@@ -1,5 +1,5 @@
 """What a derived rule's time is made of: the primal, the NumPy work of its pullbacks, and the
-engine's machinery (docs/advisor.md, "Costs decomposed from measurement").
+engine's machinery (docs/advisor.md § What is measured).
 
 A replay measures the primal P and the derived forward + reverse D of one call. This module
 runs the same reverse pass once more with every pullback timed (``_Timed``, an engine session
