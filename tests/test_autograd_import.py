@@ -378,8 +378,10 @@ def test_catalog_names_scipy_rules_by_their_scipy_names():
     e = find(ss.gammaln)
     assert e.name == "scipy.special.gammaln" and e.status == "native" and e.importable  # engine.rules_scipy
     assert find("scipy.special.digamma") is find(ss.psi)
-    assert not find("scipy.special.logsumexp").dispatchable
-    assert find("scipy.stats.norm.pdf").refusal
+    # SciPy's Python functions with library dispatch points (engine.library) are importable
+    assert find("scipy.special.logsumexp").dispatchable and find("scipy.special.logsumexp").status == "native"
+    assert find("scipy.stats.norm.pdf").importable and find("scipy.stats.norm.pdf").status == "native"
+    assert not find("scipy.linalg.solve_banded").dispatchable and find("scipy.linalg.solve_banded").refusal
 
 
 def test_unknown_function_raises_with_close_matches():
@@ -452,9 +454,17 @@ def test_functions_that_cannot_be_imported_are_refused(func, why):
 
 
 @pytest.mark.skipif(ss is None, reason="SciPy not installed")
-def test_scipy_python_functions_are_refused():
-    with pytest.raises(RuleError, match="never hands its traced arguments"):
-        import_rule(ss.logsumexp, F1)
+def test_scipy_python_functions_without_a_dispatch_point_are_refused_and_the_others_import():
+    import scipy.linalg as sl
+
+    with pytest.raises(RuleError, match="nothing ever hands its traced arguments"):
+        import_rule(sl.solve_banded, "tuple(int,int)", F2, F1)
+    [rule] = import_rule(ss.logsumexp, F1)
+    try:
+        _, used = served_by(rule, lambda: check_grad(lambda a: ss.logsumexp(a) * 1.5, normal(5)))
+        assert used
+    finally:
+        unimport(rule)
 
 
 def test_autograd_limitations_surface_at_verification():

@@ -6,9 +6,12 @@ from . import (  # noqa: F401  (fill the registry)  # noqa: F401
     rules_derived,  # noqa: F401  (the verified derivations)
     rules_elementwise,
     rules_linalg,
+    rules_odeint,  # noqa: F401  (scipy.integrate.odeint, through engine.library)
     rules_reduce,
     rules_scipy,  # noqa: F401  (scipy.special's ufuncs, registered on first use)
+    rules_scipy_functions,  # noqa: F401  (SciPy's Python functions, through engine.library)
     rules_shape,
+    rules_stats,  # noqa: F401  (scipy.stats distributions, through engine.library)
     tracer_api,  # noqa: F401  (give Tracer its ndarray surface)
 )
 from .core import Tracer

@@ -212,6 +212,25 @@ def apply(prim: Primitive, *args, **kwargs):
 
     Keyword arguments are parameters (axis, keepdims, ...), never traced.
     """
+    tape, parents, vals = _parents(prim, args)
+    ans = prim.fwd(*vals, **kwargs)
+    if tape is None or not parents:
+        return ans
+    return _record_general(prim, tape, parents, ans, args, vals, kwargs)
+
+
+def record_result(prim: Primitive, ans, args: tuple, kwargs: dict):
+    """Like :func:`apply` for a result ``ans`` computed already from the plain values of
+    ``args`` (a rule that calls the library's own function, which returns more than the traced
+    value): records ``prim``'s node and returns ``ans`` traced, or ``ans`` if nothing is."""
+    tape, parents, vals = _parents(prim, args)
+    if tape is None or not parents:
+        return ans
+    return _record_general(prim, tape, parents, ans, args, vals, kwargs)
+
+
+def _parents(prim, args):
+    """(tape, [(argnum, node index)] of the traced arguments with a VJP, plain values)."""
     tape = None
     parents = []
     vals = list(args)
@@ -224,9 +243,10 @@ def apply(prim: Primitive, *args, **kwargs):
             vals[i] = a.value
             if i < len(prim.vjps) and prim.vjps[i] is not None:
                 parents.append((i, a.idx))
-    ans = prim.fwd(*vals, **kwargs)
-    if tape is None or not parents:
-        return ans
+    return tape, parents, vals
+
+
+def _record_general(prim, tape, parents, ans, args, vals, kwargs):
     if prim.reads:
         vals = [kept(v) if v is a else v for v, a in zip(vals, args)]  # the plain ones
     nodes = tape.nodes

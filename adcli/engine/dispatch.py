@@ -51,8 +51,10 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict):
         if prim is not None:
             if len(inputs) == 1:
                 ans = apply1(prim, inputs[0])
-            else:
+            elif len(inputs) == 2:
                 ans = apply2(prim, inputs[0], inputs[1])
+            else:  # scipy.special.betainc: its VJPs unbroadcast themselves
+                ans = apply(prim, *inputs)
             dtype = kwargs.get("dtype")
             return ans if dtype is None else ans.astype(dtype)
         if ufunc in NONDIFF_UFUNCS:

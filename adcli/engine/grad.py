@@ -9,7 +9,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import GradInputError, TracingError, UnsupportedError
-from . import hooks, lists
+from . import hooks, library, lists
 from .accumulate import Accumulator
 from .core import Tracer, make_tracer
 from .mutation import copy_keep_layout
@@ -81,6 +81,7 @@ def _differentiate(f: Callable, argnums, cotangent) -> Callable:
             inputs.append((leaves, unflatten, traced))
         session = hooks.current()
         lists.enter()  # np.array([...]) of traced values, while recording (engine.lists)
+        library.enter()  # SciPy's Python functions with rules (engine.library)
         try:
             if session is not None:
                 session.start(tape, f)
@@ -92,6 +93,7 @@ def _differentiate(f: Callable, argnums, cotangent) -> Callable:
             else:
                 value, grads = _reverse_from(tape, out, cotangent, session)
         finally:
+            library.leave()
             lists.leave()
             tape.close(_escaped)
             if session is not None:

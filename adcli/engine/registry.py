@@ -89,6 +89,12 @@ def names_of(func) -> tuple[str, str]:
     "solve")``, ``("scipy.special", "gammaln")`` for SciPy's ufuncs, a user key as it is."""
     if isinstance(func, tuple):
         return func
+    try:
+        e = REGISTRY.get(func) if not isinstance(func, np.ufunc) else None
+    except TypeError:  # an unhashable callable
+        e = None
+    if e is not None:  # named when registered (a SciPy function: engine.library)
+        return e.module, e.qualname
     module, qualname = callable_name(func)
     if module == "numpy" and type(func).__name__ == "ufunc" and getattr(func, "__module__", None) is None:
         for where in ("scipy.special", "scipy.special._ufuncs"):  # never imported from here: only if the program did
@@ -133,7 +139,7 @@ def defufunc_rule(ufunc, prim) -> None:
     e = REGISTRY.get(ufunc)
     if e is not None:
         e.unruled = _unruled(e)
-    if e is None or not e.by_signature:
+    if (e is None or not e.by_signature) and ufunc.nin <= 2:  # the fast path handles one or two inputs
         FAST_UFUNCS[ufunc] = prim
 
 
@@ -161,7 +167,7 @@ def remove_rule(rule, restore=None) -> bool:
     else:
         del e.by_signature[rule.key]
     if not e.by_signature:
-        if rule.target in UFUNCS:
+        if rule.target in UFUNCS and rule.target.nin <= 2:
             FAST_UFUNCS[rule.target] = UFUNCS[rule.target]
         if e.native is None and e.derivation is None:
             del REGISTRY[rule.target]

@@ -8,10 +8,10 @@ rule meets a traced value, ``lookup`` checks whether it is one of ``scipy.specia
 the program imported it) and registers the whole table below, from that module.
 
 The VJPs are the textbook derivatives (DLMF), the same as autograd.scipy.special's; each is
-checked against central finite differences in tests/test_rules_scipy.py. Functions whose
-derivative with respect to some argument is not available in closed form (``gammainc``'s shape
-parameter, ``jv``'s order) are left out rather than given a partial rule: a traced argument
-without a VJP would otherwise get a silent zero.
+checked against central finite differences in tests/test_rules_scipy.py. Where a derivative
+with respect to some argument has no closed form (``gammainc``'s shape parameter, ``jv``'s
+order), that argument's VJP raises when a gradient flows into it: never a silent zero.
+``gammasgn`` is piecewise constant (no gradient, like np.sign).
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ import sys
 
 import numpy as np
 
-from .core import Primitive
+from ..errors import UnsupportedError
+from .core import Primitive, unbroadcast
 from .registry import LAZY_UFUNCS, UFUNCS, defufunc_rule
 
 _SQRT_PI = np.sqrt(np.pi)
@@ -60,7 +61,35 @@ def _table(sp) -> dict:
                    lambda g, ans, a, b: g * (sp.digamma(b) - sp.digamma(a + b))),
         "rel_entr": (lambda g, ans, x, y: g * (np.log(x / y) + 1.0), lambda g, ans, x, y: -g * x / y),
         "kl_div": (lambda g, ans, x, y: g * np.log(x / y), lambda g, ans, x, y: g * (1.0 - x / y)),
+        "beta": (lambda g, ans, a, b: g * ans * (sp.digamma(a) - sp.digamma(a + b)),
+                 lambda g, ans, a, b: g * ans * (sp.digamma(b) - sp.digamma(a + b))),
+        "gammainc": (_none("gammainc", "its shape a"),
+                     lambda g, ans, a, x: g * np.exp((a - 1.0) * np.log(x) - x - sp.gammaln(a))),
+        "gammaincc": (_none("gammaincc", "its shape a"),
+                      lambda g, ans, a, x: -g * np.exp((a - 1.0) * np.log(x) - x - sp.gammaln(a))),
+        "betainc": (_none("betainc", "its parameter a"), _none("betainc", "its parameter b"),
+                    lambda g, ans, a, b, x: unbroadcast(
+                        g * np.exp((a - 1.0) * np.log(x) + (b - 1.0) * np.log1p(-x) - sp.betaln(a, b)), x)),
+        "jv": (_none("jv", "its order v"), lambda g, ans, v, x: g * 0.5 * (sp.jv(v - 1, x) - sp.jv(v + 1, x))),
+        "yv": (_none("yv", "its order v"), lambda g, ans, v, x: g * 0.5 * (sp.yv(v - 1, x) - sp.yv(v + 1, x))),
+        "yn": (_none("yn", "its order n"), lambda g, ans, v, x: g * 0.5 * (sp.yv(v - 1, x) - sp.yv(v + 1, x))),
+        "iv": (_none("iv", "its order v"), lambda g, ans, v, x: g * 0.5 * (sp.iv(v - 1, x) + sp.iv(v + 1, x))),
+        "ive": (_none("ive", "its order v"),
+                lambda g, ans, v, x: g * (0.5 * (sp.ive(v - 1, x) + sp.ive(v + 1, x)) - np.sign(x) * ans)),
+        "gammasgn": (lambda g, ans, x: np.zeros(np.shape(x)),),  # piecewise constant
+        "kv": (_none("kv", "its order v"), lambda g, ans, v, x: -g * 0.5 * (sp.kv(v - 1, x) + sp.kv(v + 1, x))),
     }
+
+
+def _none(name: str, what: str):
+    """The VJP of an argument a function has no derivative for: reached only when that argument
+    is traced and the gradient flows through the call, where it raises (never a silent zero)."""
+
+    def refuse(g, ans, *args):
+        raise UnsupportedError(f"scipy.special.{name} has no derivative with respect to {what}, which is traced: "
+                               "pass a plain value there (adcli.stop_gradient) or write a rule (`adcli export`)")
+
+    return refuse
 
 
 NAMES = frozenset(_table(None))  # the functions covered (the VJPs are not called here)

@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 
-from ..engine import hooks
+from ..engine import hooks, library
 from ..engine.core import Tracer, has_tracer, output_of
 from ..engine.grad import stop_gradient
 from ..engine.pytree import flatten
@@ -347,6 +347,9 @@ def _location(func) -> str:
 
 def _numpy_func(module: str, qualname: str):
     """The NumPy (or SciPy) callable a public name names, if its module is loaded."""
+    key = library.key_of(f"{module}.{qualname}")  # a SciPy function served by engine.library
+    if key is not None:
+        return key
     obj = sys.modules.get(module)
     for part in qualname.split("."):
         obj = getattr(obj, part, None)

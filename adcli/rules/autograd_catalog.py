@@ -40,6 +40,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..engine import library
 from ..engine.registry import qualified_name, without_declared
 from ..errors import RuleError
 
@@ -127,11 +128,12 @@ def _hashable(x) -> bool:
 
 
 def _is_dispatchable(func) -> bool:
-    """Does NumPy hand a traced argument of ``func`` to the engine? Ufuncs (NumPy's and SciPy's)
-    call ``__array_ufunc__``; NumPy functions decorated with ``array_function_dispatch`` call
-    ``__array_function__``. Anything else (SciPy's Python functions, ``np.full``) converts its
+    """Does a traced argument of ``func`` reach the engine? Ufuncs (NumPy's and SciPy's) call
+    ``__array_ufunc__``; NumPy functions decorated with ``array_function_dispatch`` call
+    ``__array_function__``; the SciPy Python functions engine.library has rules for go through
+    its dispatch points. Anything else (``np.full``, other SciPy functions) converts its
     arguments with ``np.asarray`` and never consults the registry."""
-    return isinstance(func, np.ufunc) or type(func).__name__ == "_ArrayFunctionDispatcher"
+    return isinstance(func, np.ufunc) or type(func).__name__ == "_ArrayFunctionDispatcher" or library.is_key(func)
 
 
 def _argnums(vjpmaker) -> tuple[tuple | None, tuple]:
@@ -207,8 +209,9 @@ def _name(func, public: list) -> str:
 def _refusal(name: str, func, dispatchable: bool, argnums) -> str:
     if not dispatchable:
         return (
-            f"{name} is not a NumPy array function or ufunc: NumPy never hands its traced arguments to adcli "
-            "(it converts them with np.asarray), so a rule for it would never be used"
+            f"{name} is not a NumPy array function or ufunc, nor a SciPy function with a library dispatch point: "
+            "nothing ever hands its traced arguments to adcli (it converts them with np.asarray), so a rule for "
+            "it would never be used"
         )
     if name in MULTI_OUTPUT:
         return (
@@ -231,6 +234,7 @@ def _build() -> tuple[tuple, dict]:
             pass
     from autograd.core import primitive_vjps
 
+    library.resolve_all()  # SciPy's Python functions with library dispatch points (engine.library)
     public = _public_names()
     entries: list[CatalogEntry] = []
     by_func: dict = {}

@@ -24,6 +24,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..engine import library
 from ..engine.core import Tracer, kept, make_tracer, mixed_tapes, node_kind
 from ..engine.descriptors import parse_descriptor
 from ..engine.pytree import flatten
@@ -261,7 +262,7 @@ def target_key(target):
 
 
 def _is_numpy_callable(target) -> bool:
-    if isinstance(target, np.ufunc):
+    if isinstance(target, np.ufunc) or library.is_key(target):  # SciPy's, served by engine.library
         return True
     module = getattr(target, "__module__", "") or ""
     return module == "numpy" or module.startswith("numpy.")

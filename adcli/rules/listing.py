@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ..engine import rules_scipy
+import importlib
+
+from ..engine import library, rules_scipy
 from ..engine.registry import REGISTRY, UFUNCS, qualified_name
 from ..errors import RuleError
 from .autograd_catalog import _normalise, catalog, find
@@ -11,13 +13,19 @@ SOURCES = ("native", "autograd", "all")
 
 
 def _scipy_rules() -> None:
-    """SciPy's special-function rules register on first use (engine.rules_scipy); a listing
-    shows them whenever SciPy is installed."""
+    """SciPy's rules register on first use (engine.rules_scipy for its ufuncs, engine.library
+    for its Python functions); a listing shows them whenever SciPy is installed."""
     try:
         import scipy.special as sp
     except ImportError:
         return
     rules_scipy.install(sp)
+    for module in library.MODULES:
+        try:
+            importlib.import_module(module)
+        except ImportError:  # pragma: no cover - a SciPy too old for one of them
+            continue
+    library.resolve_all()
 
 
 def _engine_rows() -> list[dict]:
