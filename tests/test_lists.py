@@ -8,6 +8,7 @@ import pytest
 
 import adcli
 from adcli.engine import lists
+from adcli.engine.core import Tracer
 from adcli.testing import check_grad
 
 X = np.array([0.7, -1.3, 2.1])
@@ -77,3 +78,29 @@ def test_threads_share_the_patch():
     for t in threads:
         t.join()
     assert not errors and np.array is lists._real_array
+
+
+def test_asarray_and_array_of_a_traced_value_keep_it_traced_with_numpys_aliasing_and_layout():
+    x = np.asfortranarray(np.arange(6.0).reshape(2, 3) / 5.0)
+    seen = {}
+
+    def f(v):
+        a = np.asarray(v)
+        b = np.array(v)  # a copy, in v's layout (order="K")
+        c = np.ascontiguousarray(v)
+        if isinstance(v, Tracer):  # (check_grad also runs f on plain values)
+            seen.update(same=a is v and np.asfortranarray(v) is v and np.asanyarray(v) is v,
+                        copy_is_f=b.value.flags.f_contiguous and not b.value.flags.c_contiguous,
+                        c_is_c=c.value.flags.c_contiguous, f32=np.asarray(v, dtype=np.float32).value.dtype,
+                        ndmin=np.array(v, ndmin=3).value.shape)
+        b[0, 0] = 7.0  # writes into the copy only
+        return np.sum(a * c * np.sin(v)) + np.sum(b * b) + np.sum(np.asarray(v, dtype=np.float64))
+
+    check_grad(f, x)
+    g = adcli.grad(f)(x)
+    assert seen == {"same": True, "copy_is_f": True, "c_is_c": True, "f32": np.float32, "ndmin": (1, 2, 3)}
+    expected = 2 * x * np.sin(x) + x * x * np.cos(x) + 2 * x + 1.0  # d/dx of x x sin(x) + x^2 + x
+    expected[0, 0] -= 2 * x[0, 0]  # b[0, 0] was overwritten
+    np.testing.assert_allclose(g, expected, rtol=1e-6)
+    with pytest.raises(ValueError, match="Unable to avoid copy"):
+        adcli.grad(lambda v: np.sum(np.array(v, copy=False, order="C")))(x)

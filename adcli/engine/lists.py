@@ -1,17 +1,27 @@
-"""``np.array([...])`` / ``np.asarray([...])`` of lists holding traced values.
+"""``np.array`` / ``np.asarray`` (and ``asanyarray``, ``ascontiguousarray``,
+``asfortranarray``) of traced values and of lists holding them.
 
-NumPy builds such arrays in C, asking each element for its raw numbers: a traced value would
-drop out of the gradient (``Tracer.__array__`` refuses). While a gradient is being recorded,
-``numpy.array`` and ``numpy.asarray`` (the module attributes a program reaches as ``np.array``)
-are these wrappers: a (nested) list or tuple with a traced value inside is built with traced
-``np.stack`` calls instead, with the shape and dtype NumPy itself gives the same list of plain
-values (so ragged lists raise NumPy's own error); every other call goes straight to NumPy.
+NumPy builds arrays from lists in C, asking each element for its raw numbers, and converts an
+array-like argument the same way: a traced value would drop out of the gradient
+(``Tracer.__array__`` refuses). While a gradient is being recorded, these five ``numpy`` module
+attributes (what a program reaches as ``np.array``) are the wrappers below:
+
+* a traced value is treated as NumPy treats an ndarray: ``np.asarray(x)`` (and asanyarray, and
+  ascontiguousarray/asfortranarray when the layout already fits) is ``x`` itself, so writes through
+  it alias ``x`` as in NumPy; ``np.array(x)`` is a traced copy in ``x``'s layout (``order="K"``),
+  ``dtype=`` casts, ``ndmin=`` adds leading axes, ``copy=False`` raises NumPy's own error when a
+  copy is needed;
+* a (nested) list or tuple with a traced value inside is built with traced ``np.stack`` calls,
+  with the shape and dtype NumPy itself gives the same list of plain values (so ragged lists
+  raise NumPy's own error);
+* every other call goes straight to NumPy.
 
 The patch is set when the outermost gradient in the process starts and undone when the last one
 ends (a counter under a lock: threads and nested gradients share it); a call made meanwhile by
-other code gets NumPy's answer, one isinstance check slower. Not covered: ``from numpy import
-array`` done before (that name is NumPy's own function: its error says to use np.stack), and
-``order=``, ``subok=``, ``like=`` with traced elements (refused by name).
+other code gets NumPy's answer, one isinstance check slower. Not covered: names bound to NumPy's
+functions before (``from numpy import array``: NumPy's own function, whose error says to use
+np.stack), and ``order=``, ``subok=``, ``like=`` values other than NumPy's defaults with traced
+elements (refused by name).
 """
 
 from __future__ import annotations
@@ -25,6 +35,9 @@ from .core import Tracer
 
 _real_array = np.array
 _real_asarray = np.asarray
+_real_asanyarray = np.asanyarray
+_real_ascontiguousarray = np.ascontiguousarray
+_real_asfortranarray = np.asfortranarray
 _lock = threading.Lock()
 _depth = 0
 
@@ -68,6 +81,8 @@ def _build(obj, dtype, ndmin, where: str):
 
 
 def array(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, **kwargs):
+    if isinstance(obj, Tracer) and not kwargs and order in ("K", "A", "C", "F", None):
+        return _of_tracer(obj, dtype, copy, order, ndmin)
     if not (type(obj) is list or type(obj) is tuple) or not _holds_tracer(obj):
         return _real_array(obj, dtype, copy=copy, order=order, subok=subok, ndmin=ndmin, **kwargs)
     if order not in ("K", "A", "C", None) or subok or kwargs:
@@ -75,7 +90,29 @@ def array(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, **kwar
     return _build(obj, dtype, ndmin, "np.array")
 
 
+def _of_tracer(t: Tracer, dtype, copy, order, ndmin=0):
+    """np.array / np.asarray of a traced value, as NumPy treats an ndarray: the value itself when
+    nothing has to change (``copy=False``/``None``), else a traced copy in ``order``."""
+    out = t
+    if dtype is not None and np.dtype(dtype) != np.result_type(t.value):
+        out = t.astype(dtype)  # a new array already
+        copy = False if copy else copy
+    if np.ndim(out.value) < ndmin:
+        out = np.reshape(out, (1,) * (ndmin - np.ndim(out.value)) + np.shape(out.value))
+    order = "K" if order in (None, "A") else order
+    v = out.value
+    needs = type(v) is np.ndarray and ((order == "C" and not v.flags.c_contiguous) or
+                                      (order == "F" and not v.flags.f_contiguous))
+    if copy is False and needs:
+        raise ValueError("Unable to avoid copy while creating an array as requested.")  # NumPy's own
+    if copy or needs:
+        out = out.copy(order=order) if type(v) is np.ndarray else out * 1.0
+    return out
+
+
 def asarray(a, dtype=None, order=None, **kwargs):
+    if isinstance(a, Tracer) and not kwargs and order in ("K", "A", "C", "F", None):
+        return _of_tracer(a, dtype, None, order)
     if not (type(a) is list or type(a) is tuple) or not _holds_tracer(a):
         return _real_asarray(a, dtype, order, **kwargs)
     if order not in ("K", "A", "C", None) or kwargs:
@@ -83,16 +120,60 @@ def asarray(a, dtype=None, order=None, **kwargs):
     return _build(a, dtype, 0, "np.asarray")
 
 
+def _as_traced(a, dtype, where: str):
+    """A traced value itself (NumPy returns the array itself when nothing changes), cast to
+    ``dtype``; a list holding traced values built as np.array would."""
+    if isinstance(a, Tracer):
+        return _of_tracer(a, dtype, None, "K")
+    return _build(a, dtype, 0, where)
+
+
+def _traced_arg(a) -> bool:
+    return isinstance(a, Tracer) or ((type(a) is list or type(a) is tuple) and _holds_tracer(a))
+
+
+def asanyarray(a, dtype=None, order=None, **kwargs):
+    if not _traced_arg(a) or kwargs or order not in (None, "K", "A", "C"):
+        return _real_asanyarray(a, dtype, order, **kwargs)
+    return _as_traced(a, dtype, "np.asanyarray")
+
+
+def ascontiguousarray(a, dtype=None, **kwargs):
+    if not _traced_arg(a) or kwargs:
+        return _real_ascontiguousarray(a, dtype, **kwargs)
+    out = _as_traced(a, dtype, "np.ascontiguousarray")
+    if np.ndim(out.value) == 0:
+        return np.reshape(out, (1,))  # NumPy's: at least one dimension
+    return out if out.value.flags.c_contiguous else out.copy(order="C")
+
+
+def asfortranarray(a, dtype=None, **kwargs):
+    if not _traced_arg(a) or kwargs:
+        return _real_asfortranarray(a, dtype, **kwargs)
+    out = _as_traced(a, dtype, "np.asfortranarray")
+    if np.ndim(out.value) == 0:
+        return np.reshape(out, (1,))
+    return out if out.value.flags.f_contiguous else out.copy(order="F")
+
+
 array.__doc__ = _real_array.__doc__
 asarray.__doc__ = _real_asarray.__doc__
+asanyarray.__doc__ = _real_asanyarray.__doc__
+ascontiguousarray.__doc__ = _real_ascontiguousarray.__doc__
+asfortranarray.__doc__ = _real_asfortranarray.__doc__
+_PATCHED = {"array": (_real_array, array), "asarray": (_real_asarray, asarray),
+            "asanyarray": (_real_asanyarray, asanyarray), "ascontiguousarray": (_real_ascontiguousarray, ascontiguousarray),
+            "asfortranarray": (_real_asfortranarray, asfortranarray)}
 
 
 def enter() -> None:
     """A gradient starts: the first one sets the patch."""
     global _depth
     with _lock:
-        if _depth == 0 and np.array is _real_array and np.asarray is _real_asarray:
-            np.array, np.asarray = array, asarray
+        if _depth == 0:
+            for name, (real, ours) in _PATCHED.items():
+                if getattr(np, name) is real:
+                    setattr(np, name, ours)
         _depth += 1
 
 
@@ -101,5 +182,7 @@ def leave() -> None:
     global _depth
     with _lock:
         _depth -= 1
-        if _depth == 0 and np.array is array and np.asarray is asarray:
-            np.array, np.asarray = _real_array, _real_asarray
+        if _depth == 0:
+            for name, (real, ours) in _PATCHED.items():
+                if getattr(np, name) is ours:
+                    setattr(np, name, real)

@@ -189,6 +189,8 @@ def _select(condlist, choicelist, default=0):
     out = default
     for cond, choice in reversed(list(zip(condlist, choicelist))):
         out = np.where(cond, choice, out)
+    if isinstance(out, Tracer) and type(out.value) is np.ndarray and not out.value.flags.c_contiguous:
+        out = out.copy(order="C")  # NumPy fills a new C-ordered array (np.where keeps F-ordered inputs' order)
     return out
 
 

@@ -12,7 +12,10 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import scipy.linalg as sl
+import scipy.signal as ss
 import scipy.special as sp
+import scipy.stats as st
 
 from .program import VAR, is_float
 
@@ -97,7 +100,7 @@ class Ctx:
         """Evaluate a side-effect-free expression over the current values."""
         with np.errstate(all="ignore"):
             try:
-                return eval(expr, {"np": np, "sp": sp}, dict(self.env))
+                return eval(expr, {"np": np, "sp": sp, "st": st, "ss": ss, "sl": sl}, dict(self.env))
             except Exception as e:  # a guard asked about an invalid expression
                 raise Skip from e
 

@@ -13,9 +13,12 @@ import random
 import warnings
 
 import numpy as np
+import scipy.linalg as sl
+import scipy.signal as ss
 import scipy.special as sp  # a test dependency: scipy.special's native rules are fuzzed
+import scipy.stats as st
 
-from . import kinds_control, kinds_elementwise, kinds_math, kinds_shape  # noqa: F401  (fill KINDS)
+from . import kinds_control, kinds_elementwise, kinds_math, kinds_scipy, kinds_shape  # noqa: F401  (fill KINDS)
 from .ctx import KINDS, MAX_SIZE, Ctx, Skip
 from .program import Program, Stmt, fresh, is_float
 
@@ -23,7 +26,7 @@ MAX_ABS = 1e3
 _REGISTERED: list = []
 GENERATOR_ERRORS: dict = {}  # "kind: exception" -> count (bugs in the generator itself)
 REJECTED = {"numpy-error": 0, "bad-values": 0}  # candidate statements thrown away while generating
-_GLOBALS = {"np": np, "math": math, "sp": sp}
+_GLOBALS = {"np": np, "math": math, "sp": sp, "st": st, "ss": ss, "sl": sl}
 
 
 def kinds() -> list:

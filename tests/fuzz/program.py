@@ -18,7 +18,10 @@ VAR = re.compile(r"\b[vx]\d+\b")
 PRELUDE = '''import math
 
 import numpy as np
+import scipy.linalg as sl
+import scipy.signal as ss
 import scipy.special as sp
+import scipy.stats as st
 
 
 def _w(v, k):
