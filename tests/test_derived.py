@@ -23,6 +23,10 @@ CASES = {
     "kron_1d": (lambda a, b: np.sum(np.kron(a, b) ** 2), (V, V[:3]), (0, 1)),
     "kron_view_triu": (lambda a, b: np.sum(np.kron(a[0:3, 0:2], np.triu(b))), (X40, S), (0, 1)),
     "kron_one_constant": (lambda a: np.sum(np.kron(a, B) ** 2), (A,), 0),
+    "kron_ranks_1_2": (lambda a, b: np.sum(np.kron(a, b) * np.arange(30).reshape(2, 15)), (V[:3], B), (0, 1)),
+    "kron_ranks_2_1": (lambda a, b: np.sum(np.kron(a, b) ** 2), (A, V[:2]), (0, 1)),
+    "kron_ranks_1_3": (lambda a, b: np.sum(np.sin(np.kron(a, b))), (V[:2], rng.standard_normal((2, 1, 3))), (0, 1)),
+    "kron_scalar": (lambda a, b: np.sum(np.kron(a, b) ** 2), (np.float64(1.5), V), (0, 1)),
     "trace": (lambda a: np.trace(a) ** 2, (S,), 0),
     "trace_offset": (lambda a: np.trace(a, 1) ** 2 + np.trace(a, -1), (A,), 0),
     "trace_method": (lambda a: a.trace() ** 2, (S,), 0),
@@ -101,9 +105,16 @@ def test_polyval_with_traced_coefficients_is_refused():
         adcli.grad(lambda p: np.sum(np.polyval(p, V)))(np.array([1.0, 2.0]))
 
 
-def test_kron_of_unequal_ranks_is_refused():
-    with pytest.raises(NoRuleError, match=r"numpy\.kron\(f64\[1d\], f64\[2d\]\)"):
-        adcli.grad(lambda a: np.sum(np.kron(a, B)))(V)
+def test_kron_of_unequal_ranks_has_numpys_value_and_layout():
+    ref = np.kron(V[:3], B)
+    seen = {}
+
+    def f(a):
+        seen["out"] = np.kron(a, B).value
+        return np.sum(seen["out"])
+
+    adcli.grad(f)(V[:3])
+    assert seen["out"].shape == ref.shape and seen["out"].strides == ref.strides and np.array_equal(seen["out"], ref)
 
 
 def test_body_that_loses_track_is_an_error():

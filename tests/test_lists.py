@@ -104,3 +104,43 @@ def test_asarray_and_array_of_a_traced_value_keep_it_traced_with_numpys_aliasing
     np.testing.assert_allclose(g, expected, rtol=1e-6)
     with pytest.raises(ValueError, match="Unable to avoid copy"):
         adcli.grad(lambda v: np.sum(np.array(v, copy=False, order="C")))(x)
+
+
+@pytest.mark.parametrize("build", [
+    lambda v: np.r_[v, 1.0, v[:2] * 2],
+    lambda v: np.r_[0:2, v, np.sum(v)],
+    lambda v: np.c_[v, v ** 2],
+    lambda v: np.c_[np.reshape(v, (3, 1)), v],
+    lambda v: np.r_["0,2", v, v * 3],
+    lambda v: np.r_["-1", v, 2.0],
+    lambda v: np.r_[np.outer(v, v), np.ones((1, 3))],
+], ids=["r_mixed", "r_slice", "c_columns", "c_2d", "r_directive", "r_axis", "r_2d"])
+def test_r_and_c_of_traced_values(build):
+    x = np.array([0.3, 1.2, -0.5])
+    ref = build(x)
+    w = np.arange(ref.size, dtype=float).reshape(ref.shape)
+    seen = {}
+
+    def f(v):
+        out = build(v)
+        if isinstance(v, Tracer):
+            seen["out"] = out.value
+        return np.sum(out * w)
+
+    check_grad(f, x)
+    adcli.grad(f)(x)
+    assert seen["out"].dtype == ref.dtype and seen["out"].strides == ref.strides and np.array_equal(seen["out"], ref)
+
+
+def test_r_keeps_numpys_dtype_for_float32_and_refuses_matrix_directives():
+    x = np.array([0.3, 1.2], dtype=np.float32)
+    seen = {}
+
+    def f(v):
+        seen["dtype"] = np.r_[v, 1.0].value.dtype
+        return np.sum(np.r_[v, 1.0])
+
+    adcli.grad(f)(x)
+    assert seen["dtype"] == np.r_[x, 1.0].dtype == np.float32
+    with pytest.raises(adcli.AdcliError, match="matrix directives"):
+        adcli.grad(lambda v: np.sum(np.r_["r", v, v]))(x)

@@ -63,6 +63,7 @@ FUNCTION_ARGS = [
     (np.broadcast_to, (V, (3, 5)), {}), (np.copy, (M,), {}), (np.atleast_1d, (V,), {}), (np.atleast_2d, (V,), {}),
     (np.concatenate, ([M, M * 2],), {"axis": 0}), (np.stack, ([V, V ** 2],), {"axis": 1}),
     (np.where, (M > 0, M, M ** 2), {}), (np.clip, (M, -0.5, 0.5), {}), (np.sort, (M,), {"axis": 1}),
+    (np.partition, (M, 1), {}), (np.partition, (M, (0, 2)), {"axis": 0}),
     (np.diagonal, (SQ,), {"offset": 1}), (np.diag, (V,), {}), (np.repeat, (V, 2), {}),
     (np.take, (M, [0, 2, 2]), {"axis": 1}), (np.take, (M, [0, -1, 5]), {}), (np.astype, (M.astype(np.float32), np.float64), {}),
     (np.ediff1d, (M,), {"to_begin": [0.5], "to_end": np.array([1.0, 2.0])}), (np.ediff1d, (V,), {}),
@@ -81,6 +82,11 @@ FUNCTION_ARGS = [
     (np.select, ([M > 0, M < -0.5], [M ** 2, M * 3.0]), {"default": 0.5}), (np.cross, (M[:, :3], M[:, 1:]), {}),
     (np.pad, (M, ((1, 2), (0, 1))), {"constant_values": 1.5}),
     (np.lib.stride_tricks.sliding_window_view, (M, (2, 2)), {}),
+    # counting functions' float outputs (rules_counting): unique's values, weighted counts, data edges
+    (np.unique, (np.array([0.3, -1.2, 0.7, 2.5, -0.4]),), {}), (np.unique, (M,), {"return_counts": True}),
+    (np.bincount, (np.array([0, 2, 2, 5, 1]), V), {"minlength": 7}),
+    (np.histogram, (np.array([0.1, 0.5, 0.7, 2.1, 2.9]), 3), {"range": (0.0, 3.0), "weights": V}),
+    (np.histogram, (np.array([0.1, 0.5, 0.75, 2.0, 2.9]), 4), {}),
 ]
 # Natives that make constants (their values do not depend on the input, only assignment into
 # them is traced): nothing to differentiate, covered by tests/test_indexing.py.

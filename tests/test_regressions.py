@@ -771,3 +771,23 @@ def test_stop_gradient_gives_an_array_the_program_may_write_into():
     value, g = adcli.value_and_grad(f)(x)
     np.testing.assert_allclose(value, np.sum(np.sin(x) ** 2) + 100.0 + np.sum(np.sin(x[1:])))
     np.testing.assert_allclose(g, 2 * np.sin(x) * np.cos(x))
+
+
+# --- counting functions that dropped traced floats (found auditing the nondiff list) ----------
+
+
+def test_unique_bincount_histogram_and_nextafter_keep_their_gradients():
+    """np.unique's values, np.bincount's and np.histogram's weights, histogram edges taken from
+    the data and np.nextafter were answered as if piecewise constant: a zero gradient."""
+    x = np.array([1.0, 2.3, 3.1, 0.4, 1.7])
+    check_grad(lambda v: np.sum(np.unique(v) ** 2), x)
+    check_grad(lambda v: np.sum(np.bincount(np.array([0, 1, 1, 3, 0]), weights=v) ** 2), x)
+    check_grad(lambda v: np.sum(np.histogram(np.array([0.1, 0.5, 0.7, 2.1, 9.0]), bins=3, range=(0, 3), weights=v)[0] ** 2), x)
+    check_grad(lambda v: np.sum(np.histogram(v, bins=3)[1] * np.arange(4.0)), x)
+    check_grad(lambda v: np.sum(np.nextafter(v, 10.0) ** 2), x)
+    g = adcli.grad(lambda v: np.sum(np.bincount(np.array([0, 1, 1, 3, 0]), weights=v) ** 2))(x)
+    np.testing.assert_allclose(g, 2 * np.array([1.0 + 1.7, 2.3 + 3.1, 2.3 + 3.1, 0.4, 1.0 + 1.7]))
+    with pytest.raises(UnsupportedError, match="density=True"):
+        adcli.grad(lambda v: np.sum(np.histogram(v, bins=3, density=True)[0]))(x)
+    with pytest.raises(UnsupportedError, match="bins='auto'"):
+        adcli.grad(lambda v: np.sum(np.histogram(v, bins="auto")[1]))(x)

@@ -7,7 +7,7 @@ import pytest
 
 import adcli
 from adcli.errors import UnsupportedError
-from adcli.testing import check_rule
+from adcli.testing import check_grad, check_rule
 
 rng = np.random.default_rng(5)
 M = rng.standard_normal((4, 3))
@@ -74,3 +74,45 @@ def test_sliding_window_view_is_read_only_as_numpys():
         write(M[0].copy())
     with pytest.raises(ValueError, match="read-only"):
         adcli.grad(write)(M[0].copy())
+
+
+def test_partition_positions_match_numpys_arrangement_even_when_argpartition_differs():
+    from adcli.engine.rules_shape import _positions
+
+    x = np.array([[3.0, 1.0, 2.0, 5.0, 4.0, 0.5], [0.1, 0.9, 0.4, 0.7, 0.2, 0.3]])
+    ans = np.partition(x, 2, axis=1)
+    # the same partition with each segment in another order, as another selection could leave it
+    other = np.concatenate([np.sort(ans[:, :2], axis=1)[:, ::-1], ans[:, 2:3], np.sort(ans[:, 3:], axis=1)[:, ::-1]], axis=1)
+    assert not np.array_equal(other, ans)
+    for target in (ans, other):
+        idx = _positions(x, target, 2, 1, "introselect")
+        np.testing.assert_array_equal(np.take_along_axis(x, idx, axis=1), target)
+        assert sorted(idx[0]) == list(range(6)) and sorted(idx[1]) == list(range(6))
+    g = adcli.grad(lambda v: np.sum(np.partition(v, 2, axis=1)[:, :2] * np.array([1.0, 2.0])))(x)
+    smallest = np.argsort(x, axis=1)[:, :2]
+    assert np.count_nonzero(g) == 4 and all(set(np.flatnonzero(g[i])) == set(smallest[i]) for i in range(2))
+
+
+def test_ufunc_at_scatters_into_a_traced_array_and_refuses_a_plain_one():
+    x = np.array([1.0, 2.0, 3.0, 0.5])
+
+    def f(v):
+        out = np.zeros_like(v, shape=(3,))
+        np.add.at(out, [0, 1, 1, 2], v)  # repeated indices accumulate
+        np.subtract.at(out, np.array([2, 2]), v[:2] * 2.0)
+        return np.sum(out ** 2)
+
+    check_grad(f, x)
+    out = np.zeros(3)
+    np.add.at(out, [0, 1, 1, 2], x)
+    np.subtract.at(out, np.array([2, 2]), x[:2] * 2.0)
+    np.testing.assert_allclose(adcli.grad(f)(x), 2 * out[[0, 1, 1, 2]] - np.array([2, 2, 0, 0]) * 2 * out[2])
+
+    def g(v):
+        m = v.reshape(2, 2) * 1.0
+        np.add.at(m, (np.array([0, 0]), np.array([1, 1])), 3.0 * v[0])
+        return np.sum(m ** 2)
+
+    check_grad(g, x)
+    with pytest.raises(adcli.AdcliError, match=r"np\.add\.at into a plain array.*np\.bincount"):
+        adcli.grad(lambda v: np.add.at(np.zeros(3), [0, 1, 1, 2], v))(x)

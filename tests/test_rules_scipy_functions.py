@@ -309,7 +309,9 @@ LIBRARY_CASES = {
 }
 # odeint's output times t are float arrays, which check_rule would differentiate (refused):
 # its FD tests are above.
-NOT_IN_CHECK_RULE = {"scipy.integrate.odeint"}
+NOT_IN_CHECK_RULE = {"scipy.integrate.odeint",
+                     # np.r_/np.c_ (a NumPy dispatch point): tests/test_lists.py checks them against FD
+                     "numpy.lib._index_tricks_impl.AxisConcatenator.__getitem__"}
 
 
 def test_every_library_rule_has_a_check_rule_case():

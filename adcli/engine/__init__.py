@@ -3,6 +3,7 @@
 from . import (  # noqa: F401  (fill the registry)  # noqa: F401
     rules_advised,  # noqa: F401  (the advisor's library-tier verdicts, docs/advisor.md)
     rules_contract,
+    rules_counting,  # noqa: F401  (unique, bincount, histogram: their traced float outputs)
     rules_derived,  # noqa: F401  (the verified derivations)
     rules_elementwise,
     rules_linalg,

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import NoRuleError, TracingError, UnsupportedError
 from . import hooks
-from .core import Tracer, apply, apply1, apply2, nondiff
+from .core import Primitive, Tracer, apply, apply1, apply2, has_tracer, nondiff, unbroadcast
 from .escapes import PLAIN_ARRAY
 from .registry import UFUNCS, declared_rule, names_of, serving, ufunc_rule
 from .rules_elementwise import NONDIFF_UFUNCS
@@ -79,6 +79,8 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict):
         a, b = inputs
         nb = np.ndim(_value(b))
         return ufunc_call(ufunc, "__call__", (np.reshape(a, np.shape(_value(a)) + (1,) * nb), b), kwargs)
+    elif method == "at" and ufunc in _AT and len(inputs) == 3 and not kwargs:
+        return _ufunc_at(ufunc, *inputs)
     elif ufunc in NONDIFF_UFUNCS:
         return getattr(ufunc, method)(*[_value(x) for x in inputs], **kwargs)
     module, name = names_of(ufunc)
@@ -87,6 +89,37 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict):
         f"no rule and no verified derivation for {call} at {user_location()}: "
         "import one (`adcli rules list`) or write one (`adcli export`)"
     )
+
+
+def _scatter_vjp(g, ans, b, shape, dtype, indices, sign):
+    return unbroadcast(sign * np.asarray(g)[indices], b)
+
+
+def _scatter_fwd(b, shape, dtype, indices, sign):
+    z = np.zeros(shape, dtype)
+    np.add.at(z, indices, b if sign > 0 else -b)
+    return z
+
+
+_SCATTER = Primitive("numpy.add.at", _scatter_fwd, _scatter_vjp)
+_AT = {np.add: 1.0, np.subtract: -1.0}
+
+
+def _ufunc_at(ufunc, a, indices, b):
+    """``np.add.at(a, indices, b)`` (and subtract): ``a`` gains the scatter-sum of ``b`` at
+    ``indices``, repeated indices accumulating; written into a traced ``a`` in place."""
+    if not isinstance(a, Tracer):
+        raise TracingError(
+            f"np.{ufunc.__name__}.at into a plain array with a traced value at {user_location(3)}: {PLAIN_ARRAY}"
+            "Make the array from a traced value (out = np.zeros_like(x, shape=(n,))), or write "
+            "out = np.bincount(indices, weights=v, minlength=n) for sums into a 1-d array"
+        )
+    if isinstance(indices, Tracer) or has_tracer(indices):
+        raise TracingError(f"np.{ufunc.__name__}.at with traced indices at {user_location(3)}: indices must be integers")
+    av = a.value
+    s = apply(_SCATTER, b, av.shape, av.dtype, indices, _AT[ufunc])
+    a[...] = a + s
+    return None
 
 
 def _out_arg(ufunc, kwargs):

@@ -123,16 +123,22 @@ def call(key, args: tuple, kwargs: dict):
     return session.numpy_call(e.module, e.qualname, served.source, served.fn, served.spread, args, kwargs)
 
 
-def library_rule(name: str):
-    """Decorator: ``impl`` is the native rule of the SciPy function ``name``
-    (``scipy.special.logsumexp``, ``scipy.stats.norm.logpdf``: module path, then attributes)."""
+def library_rule(name: str, shown: str | None = None):
+    """Decorator: ``impl`` is the native rule of the Python function ``name``
+    (``scipy.special.logsumexp``, ``scipy.stats.norm.logpdf``: module path, then attributes);
+    ``shown``: the public name profiles and errors use, when ``name`` is a private path."""
 
     def register(impl):
         RULES[name] = impl
+        if shown is not None:
+            SHOWN[name] = shown
         _resolved.discard(name)
         return impl
 
     return register
+
+
+SHOWN: dict = {}  # name -> its public name, where the path is private
 
 
 # --- resolving names to objects, once their module is loaded ----------------------------------
@@ -218,6 +224,8 @@ def _resolve() -> None:
             p.by_class[type(obj.__self__)] = obj
         e = REGISTRY.get(obj)
         if e is None:
+            if name in SHOWN:
+                module, qualname = SHOWN[name].rsplit(".", 1)
             e = REGISTRY[obj] = Entry(obj, module, qualname)
         e.native = RULES[name]
         KEYS[name] = obj
@@ -294,9 +302,9 @@ def enter() -> None:
     global _depth, _lazy_getattr
     with _lock:
         if _depth == 0:
+            _apply()
             scipy = sys.modules.get("scipy")
             if scipy is not None:
-                _apply()
                 lazy = scipy.__dict__.get("__getattr__")
                 if callable(lazy) and lazy is not _scipy_getattr:
                     _lazy_getattr = lazy

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from .core import Tracer
+from .library import library_rule, original
 
 _real_array = np.array
 _real_asarray = np.asarray
@@ -51,11 +52,13 @@ def _holds_tracer(obj) -> bool:
 
 
 def _plain(obj):
-    """The same nesting with every traced value replaced by its value."""
+    """The same nesting with every traced value replaced by its value (a tuple stays a tuple)."""
     if isinstance(obj, Tracer):
         return obj.value
-    if type(obj) is list or type(obj) is tuple:
+    if type(obj) is list:
         return [_plain(o) for o in obj]
+    if type(obj) is tuple:
+        return tuple(_plain(o) for o in obj)
     return obj
 
 
@@ -186,3 +189,54 @@ def leave() -> None:
             for name, (real, ours) in _PATCHED.items():
                 if getattr(np, name) is ours:
                     setattr(np, name, real)
+
+
+# --- np.r_[...] and np.c_[...] of traced values ------------------------------------------------
+
+
+@library_rule("numpy.lib._index_tricks_impl.AxisConcatenator.__getitem__", shown="numpy.AxisConcatenator.__getitem__")
+def _concatenator(self, key):
+    """``np.r_[a, 1.0, b]`` / ``np.c_[a, b]`` (a library dispatch point, engine.library): NumPy's
+    own steps (each item made at least ``ndmin``-d, 1-d items turned by ``trans1d``, all cast to
+    NumPy's result dtype, concatenated along ``axis``) done with traced operations; NumPy's
+    answer for the plain values fixes the shape and dtype, and raises its own errors."""
+    items = key if isinstance(key, tuple) else (key,)
+    if self.matrix or any(isinstance(k, str) and k in ("r", "c") for k in items):
+        raise UnsupportedError("np.r_/np.c_ matrix directives ('r', 'c') with traced values are not supported")
+    ref = original("numpy.lib._index_tricks_impl.AxisConcatenator.__getitem__")(self, _plain(key))
+    axis, ndmin, trans1d = self.axis, self.ndmin, self.trans1d
+    objs = []
+    for k, item in enumerate(items):
+        if isinstance(item, str):  # "axis,ndmin[,trans1d]" or "axis", first entry only (NumPy checked)
+            parts = [int(p) for p in item.split(",")]
+            axis = parts[0]
+            if len(parts) > 1:
+                ndmin = parts[1]
+            if len(parts) > 2:
+                trans1d = parts[2]
+            continue
+        if isinstance(item, slice) or not isinstance(item, Tracer):
+            objs.append(_real_array(self[item], dtype=ref.dtype, ndmin=ndmin) if isinstance(item, slice)
+                        else _real_array(item, dtype=ref.dtype, ndmin=ndmin))
+            if not isinstance(item, slice) and trans1d != -1 and np.ndim(item) < ndmin:
+                objs[-1] = objs[-1].transpose(_turn(np.ndim(item), ndmin, trans1d))
+            continue
+        n = np.ndim(item.value)
+        obj = item if np.result_type(item.value) == ref.dtype else item.astype(ref.dtype)
+        if n < ndmin:
+            obj = np.reshape(obj, (1,) * (ndmin - n) + np.shape(item.value))
+            if trans1d != -1:
+                obj = np.transpose(obj, _turn(n, ndmin, trans1d))
+        objs.append(obj)
+    out = np.concatenate(objs, axis=axis)
+    if out.shape != ref.shape:  # pragma: no cover - the steps above are NumPy's
+        raise UnsupportedError(f"np.r_/np.c_ of traced values: shape {out.shape}, NumPy says {ref.shape}")
+    return out
+
+
+def _turn(item_ndim: int, ndmin: int, trans1d: int) -> list:
+    """The axes NumPy's concatenators transpose an item of fewer than ndmin dimensions by."""
+    k2 = ndmin - item_ndim
+    k1 = trans1d + k2 + 1 if trans1d < 0 else trans1d
+    axes = list(range(ndmin))
+    return axes[:k1] + axes[k2:] + axes[k1:k2]

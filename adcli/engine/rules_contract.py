@@ -12,6 +12,7 @@ import operator
 
 import numpy as np
 from numpy._core.einsumfunc import _parse_einsum_input
+from numpy.linalg._linalg import _multi_dot_matrix_chain_order as _chain_order  # NumPy's own order
 
 from ..errors import UnsupportedError
 from .core import Primitive, Tracer, apply, apply2
@@ -255,7 +256,37 @@ def _einsum(*operands, out=None, optimize=False, **kwargs):
 def _multi_dot(arrays, *, out=None):
     if out is not None:
         raise UnsupportedError("np.linalg.multi_dot(..., out=...) with traced values: write y = multi_dot(...)")
-    return functools.reduce(np.dot, list(arrays))
+    # NumPy's own order of products (its float results depend on it): cheapest first for three
+    # arrays, the matrix-chain order beyond; vectors at the ends made 2-d and back
+    arrays = list(arrays)
+    n = len(arrays)
+    if n < 2:
+        raise ValueError("Expecting at least two arrays.")
+    if n == 2:
+        return np.dot(arrays[0], arrays[1])
+    first, last = np.ndim(_val(arrays[0])), np.ndim(_val(arrays[-1]))
+    if first == 1:
+        arrays[0] = np.atleast_2d(arrays[0])
+    if last == 1:
+        arrays[-1] = np.atleast_2d(arrays[-1]).T
+    if n == 3:
+        (a0, a1b0), (b1c0, c1) = np.shape(_val(arrays[0])), np.shape(_val(arrays[2]))
+        if a0 * b1c0 * (a1b0 + c1) < a1b0 * c1 * (a0 + b1c0):
+            result = np.dot(np.dot(arrays[0], arrays[1]), arrays[2])
+        else:
+            result = np.dot(arrays[0], np.dot(arrays[1], arrays[2]))
+    else:
+        order = _chain_order([_val(a) for a in arrays])
+        result = _chain(arrays, order, 0, n - 1)
+    if first == 1 and last == 1:
+        return result[0, 0]
+    return np.ravel(result) if first == 1 or last == 1 else result
+
+
+def _chain(arrays, order, i, j):
+    if i == j:
+        return arrays[i]
+    return np.dot(_chain(arrays, order, i, order[i, j]), _chain(arrays, order, order[i, j] + 1, j))
 
 
 @defnative(np.linalg.matrix_power)

@@ -25,6 +25,10 @@ def defufunc(ufunc, *vjps, fwd=None, reads=True) -> Primitive:
     return prim if fwd is None else Primitive(prim.name, fwd, *vjps, reads=reads)
 
 
+# nextafter(x, y) is x moved by one ulp: its derivative is 1 in x (0 in y), not 0
+NEXTAFTER = defufunc(np.nextafter, lambda g, ans, x, y: g, lambda g, ans, x, y: np.zeros_like(g), reads=False)
+
+
 def _tie_split(g, ans, x, y, mine):
     # maximum/minimum and friends: the chosen argument gets g; an exact tie splits it evenly.
     return g * np.where(x == y, 0.5, mine == ans)
@@ -139,5 +143,5 @@ NONDIFF_UFUNCS = frozenset({
     np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
     np.logical_and, np.logical_or, np.logical_xor, np.logical_not,
     np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert, np.left_shift, np.right_shift,
-    np.nextafter, np.gcd, np.lcm,
+    np.gcd, np.lcm,
 })

@@ -300,13 +300,40 @@ def _sort(a, axis=-1, kind=None, order=None, *, stable=None):
     return record(a.tape, (_pb_sort, a.idx, idx, axis, x.shape, x.dtype, ans), ans)
 
 
+def _positions(x, ans, kth, axis, kind):
+    """Where each element of NumPy's partition ``ans`` came from in ``x``. argpartition runs the
+    same selection as partition; should the two ever arrange a segment differently, equal values
+    are matched up by a stable sort instead (any matching of equal values is a valid gradient)."""
+    idx = np.argpartition(x, kth, axis=axis, kind=kind)
+    if np.array_equal(np.take_along_axis(x, idx, axis=axis), ans, equal_nan=True):
+        return idx
+    got = np.take_along_axis(x, idx, axis=axis)
+    order_got = np.argsort(got, axis=axis, kind="stable")
+    order_ans = np.argsort(ans, axis=axis, kind="stable")
+    fixed = np.empty_like(idx)
+    np.put_along_axis(fixed, order_ans, np.take_along_axis(idx, order_got, axis=axis), axis=axis)
+    return fixed
+
+
+@defnative(np.partition)
+def _partition(a, kth, axis=-1, kind="introselect", order=None):
+    if order is not None:
+        raise UnsupportedError("np.partition(..., order=...) of a traced value: structured arrays are not differentiated")
+    if axis is None:
+        a, axis = np.ravel(a), -1
+    x = a.value
+    ans = np.partition(x, kth, axis=axis, kind=kind)  # NumPy's values and layout
+    idx = _positions(x, ans, kth, axis, kind)
+    return record(a.tape, (_pb_sort, a.idx, idx, axis, x.shape, x.dtype, ans), ans)
+
+
 # --- integer-valued functions of traced arrays: no gradient flows, results are plain ---
 _PLAIN = (
     np.argmax, np.argmin, np.argsort, np.argwhere, np.nonzero, np.flatnonzero, np.shape, np.ndim,
     np.size, np.isclose, np.allclose, np.array_equal, np.count_nonzero, np.any, np.all, np.sign,
     np.floor, np.ceil, np.trunc, np.rint, np.round, np.around, np.isnan, np.isinf, np.isfinite,
-    np.iscomplexobj, np.isrealobj, np.result_type, np.searchsorted, np.histogram, np.unique,
-    np.digitize, np.bincount, np.fix, np.isreal, np.iscomplex, np.array_equiv, np.can_cast,
+    np.iscomplexobj, np.isrealobj, np.result_type, np.searchsorted,
+    np.digitize, np.argpartition, np.fix, np.isreal, np.iscomplex, np.array_equiv, np.can_cast,
     np.min_scalar_type, np.may_share_memory, np.shares_memory,
 )
 for _f in _PLAIN:

@@ -270,3 +270,45 @@ def _tile(c):
     v = c.pick_nd(0, 2, lambda a: a.size <= 12)
     reps = c.choice(["2", "(2, 1)", "(1, 2)", "(2, 1, 1)" if c.val(v).ndim <= 3 else "2"])
     return f"{c.new()} = np.tile({v}, {reps})"
+
+
+# --- more NumPy functions served for ported programs (partition, r_/c_, ufunc.at, unique, ...) ---
+@kind("partition", 0.6)
+def _partition(c):
+    v = c.pick_nd(1, 3, lambda a: a.shape[-1] >= 2 and np.unique(a).size == a.size)
+    n = c.val(v).shape[-1]
+    return f"{c.new()} = np.partition({v}, {c.r.randrange(n)}, axis=-1)"
+
+
+@kind("r_-c_", 0.6)
+def _r_c(c):
+    v = c.pick_nd(1, 1)
+    other = c.pick_nd(1, 1)
+    if c.r.random() < 0.5 or c.val(v).shape != c.val(other).shape:
+        return f"{c.new()} = np.r_[{v}, {c.num(-1.0, 1.0)}, {other} * 0.5]"
+    return f"{c.new()} = np.c_[{v}, {other} ** 2]"
+
+
+@kind("ufunc-at", 0.6)
+def _ufunc_at(c):
+    v = c.pick_nd(1, 1)
+    n = c.val(v).shape[0]
+    idx = [c.r.randrange(3) for _ in range(n)]
+    out = c.new()
+    return (f"{out} = np.zeros_like({v}, shape=(3,))\n"
+            f"np.{c.choice(['add', 'subtract'])}.at({out}, {idx!r}, {v})")
+
+
+@kind("asarray-copy", 0.5)
+def _asarray(c):
+    v = c.pick_nd(1, 3)
+    return f"{c.new()} = " + c.choice([f"np.asarray({v}) * 1.5", f"np.array({v}) + 0.5",
+                                       f"np.ascontiguousarray({v}.T)", f"np.asarray([{v}, {v} * 2.0])"])
+
+
+@kind("bincount-weights", 0.4)
+def _bincount(c):
+    v = c.pick_nd(1, 1)
+    n = c.val(v).shape[0]
+    idx = [c.r.randrange(4) for _ in range(n)]
+    return f"{c.new()} = np.bincount(np.array({idx!r}), weights={v}, minlength=4)"
