@@ -87,6 +87,9 @@ FUNCTION_ARGS = [
     (np.bincount, (np.array([0, 2, 2, 5, 1]), V), {"minlength": 7}),
     (np.histogram, (np.array([0.1, 0.5, 0.7, 2.1, 2.9]), 3), {"range": (0.0, 3.0), "weights": V}),
     (np.histogram, (np.array([0.1, 0.5, 0.75, 2.0, 2.9]), 4), {}),
+    # rules_numpy_extra, rules_advised's std
+    (np.linspace, (0.5, 2.0, 5), {}), (np.linspace, (V[:2], V[:2] * 3.0 + 4.0, 4), {"axis": 1, "endpoint": False}),
+    (np.real, (M,), {}), (np.real_if_close, (M,), {}), (np.nan_to_num, (M,), {}), (np.std, (M,), {"axis": 1}),
 ]
 # Natives that make constants (their values do not depend on the input, only assignment into
 # them is traced): nothing to differentiate, covered by tests/test_indexing.py.

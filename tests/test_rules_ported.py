@@ -116,3 +116,44 @@ def test_ufunc_at_scatters_into_a_traced_array_and_refuses_a_plain_one():
     check_grad(g, x)
     with pytest.raises(adcli.AdcliError, match=r"np\.add\.at into a plain array.*np\.bincount"):
         adcli.grad(lambda v: np.add.at(np.zeros(3), [0, 1, 1, 2], v))(x)
+
+
+X23 = np.arange(6.0).reshape(2, 3) / 3.0 + 0.1
+
+
+@pytest.mark.parametrize("f", [
+    lambda v: np.sum(np.fft.fftshift(v) * np.arange(6.0).reshape(2, 3)),
+    lambda v: np.sum(np.fft.ifftshift(v, axes=1) * np.arange(6.0).reshape(2, 3)),
+    lambda v: np.sum(np.linspace(v[0, 0], v[1, 2], 5) ** 2),
+    lambda v: np.sum(np.linspace(v[0], v[1] * 3.0, 4, axis=1) ** 2),
+    lambda v: np.sum(np.linspace(v[0, 0], 3.0, 4, endpoint=False, retstep=True)[1] * np.linspace(v[0, 1], 3.0, 4)),
+    lambda v: np.sum(np.real(v) ** 2 + np.imag(v) + np.real_if_close(v) + np.angle(v)),
+    lambda v: np.sum(np.nan_to_num(v) ** 2),
+    lambda v: np.std(v[0]) + np.std(v[:, :1], axis=1).sum(),  # a one-element std has gradient 0, not nan
+], ids=["fftshift", "ifftshift", "linspace", "linspace-arrays", "linspace-retstep", "real-imag-angle", "nan_to_num",
+        "std-one-element"])
+def test_more_numpy_functions_ported_programs_call(f):
+    check_grad(f, X23)
+
+
+def test_nan_to_num_passes_no_gradient_to_the_entries_it_replaces():
+    g = adcli.grad(lambda v: np.sum(np.nan_to_num(v, posinf=5.0, neginf=-5.0) ** 2))(np.array([1.5, np.nan, np.inf, -np.inf]))
+    np.testing.assert_array_equal(g, [3.0, 0.0, 0.0, 0.0])
+
+
+@pytest.mark.parametrize("f", [
+    lambda v: np.mean([v, v + 2.0]), lambda v: np.std([v[0, 0], v[1, 1] * 2.0]), lambda v: np.var([v, v ** 2]),
+    lambda v: np.linalg.norm([v[0, 0], v[1, 1], 3.0]), lambda v: np.sum(np.append([v[0, 0], 1.0], [v[1, 2]])),
+    lambda v: np.sum([np.sum(v), 2.0 * v[0, 1]]), lambda v: np.max([v[0, 0], v[1, 1] * 3.0]),
+    lambda v: np.min([v[0, 2], v[1, 1] * 3.0]) + np.prod([v[0, 0], 2.0, v[1, 0]]),
+], ids=["mean", "std", "var", "norm", "append", "sum", "max", "min-prod"])
+def test_numpy_reductions_of_python_lists_holding_traced_values(f):
+    check_grad(f, X23)
+    assert adcli.value_and_grad(f)(X23)[0] == f(X23)
+
+
+def test_grad_of_a_bool_or_integer_output_is_refused():
+    with pytest.raises(adcli.AdcliError, match="only a float output can be differentiated"):
+        adcli.grad(lambda v: v[0] > 0.0)(X23[0])
+    with pytest.raises(adcli.AdcliError, match="returned int64"):
+        adcli.grad(lambda v: np.sum(v > 0.2))(X23[0])

@@ -222,6 +222,12 @@ def _reverse_from(tape: Tape, out, cotangent, session):
 
 
 def _check_scalar(f, value):
+    if isinstance(value, (bool, int, np.bool_, np.integer)) or (
+            isinstance(value, ndarray) and value.dtype.kind in "biu"):
+        raise GradInputError(
+            f"{getattr(f, '__name__', 'f')}() returned {np.result_type(value)} {value!r:.40}: only a float output can be "
+            "differentiated (a comparison or a count has no gradient)"
+        )
     shape = np.shape(value)
     if shape != () and np.size(value) != 1:  # a size-1 array (shape (1,), (1, 1)) counts, as in autograd
         raise GradInputError(

@@ -96,6 +96,8 @@ def array(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, **kwar
 def _of_tracer(t: Tracer, dtype, copy, order, ndmin=0):
     """np.array / np.asarray of a traced value, as NumPy treats an ndarray: the value itself when
     nothing has to change (``copy=False``/``None``), else a traced copy in ``order``."""
+    copy = {np._CopyMode.ALWAYS: True, np._CopyMode.IF_NEEDED: None, np._CopyMode.NEVER: False}.get(copy, copy) \
+        if isinstance(copy, np._CopyMode) else copy
     out = t
     if dtype is not None and np.dtype(dtype) != np.result_type(t.value):
         out = t.astype(dtype)  # a new array already

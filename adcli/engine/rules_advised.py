@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import Primitive, Tracer, apply
+from .core import Primitive, Tracer, apply, apply1
 from .registry import defnative, entry
 
 
@@ -103,3 +103,19 @@ def _var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
                                                if v is not None} | kwargs)
     axis = tuple(axis) if isinstance(axis, list) else axis
     return apply(VAR, a, axis=axis, ddof=ddof, keepdims=bool(keepdims))
+
+
+# np.std = sqrt(var), with the square root's derivative taken as 0 where the deviation is 0: there
+# std is identically 0 (one element, or ddof leaving one) or at its minimum (all values equal),
+# where 0 is a valid subgradient; the chain rule through sqrt would give 0 * inf = nan.
+STD_SQRT = Primitive("numpy.std", np.sqrt,
+                     lambda g, ans, v: g * np.where(ans > 0, 0.5 / np.where(ans > 0, ans, 1.0), 0.0))
+
+
+@defnative(np.std)
+def _std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    if out is not None:
+        return entry(np.std).derivation((a,), {"axis": axis, "dtype": dtype, "out": out, "ddof": ddof,
+                                               "keepdims": keepdims} | kwargs)
+    v = np.var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, **kwargs)
+    return apply1(STD_SQRT, v) if isinstance(v, Tracer) else np.sqrt(v)

@@ -9,9 +9,10 @@ time back to the first, the augmented system
 from (ys[i], ā_i, θ̄) at t[i] to t[i-1], where ā_i adds the cotangent of ys[i]; at t[0], ``a`` is
 the cotangent of y0 and θ̄ that of the traced entries of ``args``. The products a ∂f/∂y and
 a ∂f/∂θ are VJPs of the user's ``func``, taken with the engine itself (one nested gradient per
-evaluation of the augmented system), with the caller's tolerances. ``t`` traced is refused
-(d/dt is rarely wanted and would need f at every output time); so is a ``func`` that reads a
-traced value other than through ``y0`` and ``args`` (its gradient would be lost).
+evaluation of the augmented system), with the caller's tolerances. The output times' cotangent
+is ``g[i] . f(ys[i], t[i])`` for the later times and minus the adjoint (less ``g[0]``) times
+``f(y0, t0)`` for the first. A ``func`` that reads a traced value other than through ``y0``
+and ``args`` is refused (its gradient would be lost).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from ..errors import TracingError, UnsupportedError
 from .core import Primitive, Tracer, record_result, unwrap
 from .grad import vjp
 from .library import library_rule, original
-from .rules_scipy_functions import refuse
 from .where import user_location
 
 _NAME = "scipy.integrate.odeint"
@@ -62,24 +62,31 @@ def _adjoint(ans, g, func, t, plain_args, traced, options, tfirst):
     for k, size in zip(traced, sizes):
         out[k] = np.reshape(theta[at:at + size], np.shape(plain_args[k]))
         at += size
-    return a, out
+    # d/dt[i] of ys[i] is f(ys[i], t[i]) (i >= 1; later outputs do not move); moving t[0] moves
+    # every later output by -Phi f(y0, t0), whose cotangent is the adjoint less g[0]
+    f_at = [np.ravel(f_of(ans[i], t[i], *[plain_args[k] for k in traced])) for i in range(len(t))]
+    gt = np.array([np.dot(g[i], f_at[i]) for i in range(len(t))])
+    gt[0] = -np.dot(a - g[0], f_at[0])
+    return a, gt, out
 
 
 def _vjp(position):
-    def vjp(g, ans, y0, *args, func, t, options, tfirst, memo):
+    def vjp(g, ans, y0, t, *args, func, options, tfirst, memo):
         hit = memo.get("g")
         if hit is None or hit[0] is not g:  # one backward integration serves every argument
             traced = memo["traced"]
-            memo["g"] = (g, _adjoint(ans, g, func, t, memo["args"], traced, options, tfirst))
-        gy0, gargs = memo["g"][1]
+            memo["g"] = (g, _adjoint(ans, g, func, np.asarray(t, dtype=float), memo["args"], traced, options, tfirst))
+        gy0, gt, gargs = memo["g"][1]
         if position == 0:
             return np.reshape(gy0, np.shape(y0))
-        return gargs[position - 1]
+        if position == 1:
+            return np.reshape(gt, np.shape(t))
+        return gargs[position - 2]
 
     return vjp
 
 
-_VJPS = [_vjp(k) for k in range(64)]  # y0 and up to 63 entries of args
+_VJPS = [_vjp(k) for k in range(65)]  # y0, t and up to 63 entries of args
 
 
 @library_rule(_NAME)
@@ -92,12 +99,10 @@ def _odeint(func, y0, t, *rest, **kwargs):
     for k in ("func", "y0", "t", "Dfun"):
         options.pop(k)
     tfirst = bool(options.pop("tfirst"))
-    if isinstance(t, Tracer):
-        raise refuse(_NAME, "its output times t")
     if options["full_output"]:
         raise UnsupportedError(f"{_NAME}(..., full_output=True) with a traced value at {user_location(3)}: "
                                "call it without full_output")
-    if len(args) >= len(_VJPS):
+    if len(args) >= len(_VJPS) - 1:
         raise UnsupportedError(f"{_NAME} with {len(args)} extra arguments and traced values: pack them into arrays")
     traced = [k for k, v in enumerate(args) if isinstance(v, Tracer)]
     plain_args = tuple(unwrap(v) for v in args)
@@ -110,10 +115,8 @@ def _odeint(func, y0, t, *rest, **kwargs):
                            "through args=(...) so its gradient is kept") from e
     options.pop("full_output")
     memo = {"traced": traced, "args": plain_args}
-    prim = Primitive(_NAME, None, *_VJPS[:1 + len(args)])
-    return record_result(prim, ans, (y0,) + args,
-                         {"func": func, "t": np.array(unwrap(t), dtype=float), "options": options, "tfirst": tfirst,
-                          "memo": memo})
+    prim = Primitive(_NAME, None, *_VJPS[:2 + len(args)])
+    return record_result(prim, ans, (y0, t) + args, {"func": func, "options": options, "tfirst": tfirst, "memo": memo})
 
 
 _SIG: list = []

@@ -287,3 +287,52 @@ def _scipy_cholesky(a, lower=False, overwrite_a=False, check_finite=True):
                                "np.linalg.cholesky")
     ans = original("scipy.linalg.cholesky")(av, lower=lower, check_finite=check_finite)
     return record_result(_SCIPY_CHOLESKY, ans, (a,), {"lower": bool(lower)})
+
+
+def _banded_dense(l_and_u, ab):
+    """The matrix a banded ``ab`` stands for, and which entries of ``ab`` it reads."""
+    lower, upper = l_and_u
+    n = ab.shape[1]
+    dense = np.zeros((n, n), dtype=np.result_type(ab, np.float64))
+    read = np.zeros(ab.shape, dtype=bool)
+    for k in range(lower + upper + 1):
+        j = np.arange(n)
+        i = j + k - upper  # ab[k, j] = a[i, j] for u + i - j = k
+        ok = (i >= 0) & (i < n)
+        dense[i[ok], j[ok]] = ab[k, j[ok]]
+        read[k, j[ok]] = True
+    return dense, read
+
+
+def _banded_b(g, ans, l_and_u, ab, b):
+    dense, _ = _banded_dense(l_and_u, ab)
+    return np.linalg.solve(dense.T, g)  # x = a^-1 b: db = a^-T g
+
+
+def _banded_ab(g, ans, l_and_u, ab, b):
+    gb = _banded_b(g, ans, l_and_u, ab, b)
+    ga = -(np.outer(gb, ans) if np.ndim(ans) == 1 else gb @ ans.T)
+    lower, upper = l_and_u
+    out = np.zeros(ab.shape, dtype=ga.dtype)
+    _, read = _banded_dense(l_and_u, ab)
+    for k in range(lower + upper + 1):
+        j = np.arange(ab.shape[1])
+        i = j + k - upper
+        ok = read[k]
+        out[k, ok] = ga[i[ok], j[ok]]
+    return out
+
+
+_SOLVE_BANDED = Primitive("scipy.linalg.solve_banded", None, None, _banded_ab, _banded_b)
+
+
+@library_rule("scipy.linalg.solve_banded")
+def _solve_banded(l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_finite=True):
+    if _traced(l_and_u) or (isinstance(l_and_u, (tuple, list)) and any(_traced(v) for v in l_and_u)):
+        raise refuse("scipy.linalg.solve_banded", "its band widths (l, u)")
+    l_and_u = tuple(int(v) for v in l_and_u)
+    ans = original("scipy.linalg.solve_banded")(l_and_u, unwrap(ab), unwrap(b), check_finite=check_finite)
+    if np.iscomplexobj(ans) or np.ndim(unwrap(b)) > 2:
+        raise UnsupportedError(f"scipy.linalg.solve_banded with complex values or a b of more than 2 dimensions, at "
+                               f"{user_location(3)}")
+    return record_result(_SOLVE_BANDED, ans, (l_and_u, ab, b), {})
