@@ -9,11 +9,13 @@ import scipy.linalg as sl
 import scipy.signal as ss
 import scipy.special as sp
 import scipy.stats as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st_h
 
 import adcli
 from adcli.engine import library, rules_stats
 from adcli.errors import NoRuleError, TracingError, UnsupportedError
-from adcli.testing import check_rule
+from adcli.testing import check_grad, check_rule
 
 rng = np.random.default_rng(11)
 
@@ -335,3 +337,42 @@ def test_check_rule(name):
     args, kwargs = LIBRARY_CASES[name]
     report = check_rule(library.key_of(name), *args, kwargs=kwargs, timing=False)
     assert report.rule == "native rule" and "finite differences" in report.checks
+
+
+# --- property: random compositions of the new rules agree with finite differences ------------
+
+# 1-d -> 1-d steps, each smooth on the values the previous ones produce (kept in (-3, 3) by tanh)
+STEPS = {
+    "log_softmax": lambda v: sp.log_softmax(v),
+    "softmax": lambda v: sp.softmax(v) * 3.0,
+    "logsumexp-keepdims": lambda v: v - sp.logsumexp(v, keepdims=True),
+    "norm.logpdf": lambda v: st.norm.logpdf(v, 0.3, 1.5),
+    "t.logcdf": lambda v: st.t.logcdf(v, 4.0, scale=2.0),
+    "gamma.logpdf": lambda v: st.gamma.logpdf(v * v + 0.5, 2.5),
+    "convolve-same": lambda v: ss.convolve(v, np.array([0.25, 0.5, 0.25]), mode="same"),
+    "convolve-self": lambda v: ss.convolve(v, v[:2], mode="full")[: v.shape[0]],
+    "r_": lambda v: np.r_[v[1:], v[:1] * 0.5],
+    "partition": lambda v: np.partition(v + np.arange(v.shape[0]) * 1e-3, 1),
+    "mvn-rows": lambda v: v + st.multivariate_normal.logpdf(np.c_[v, v * 0.5], np.zeros(2), np.eye(2) * 2.0),
+    "solve_triangular": lambda v: sl.solve_triangular(np.tril(np.outer(v, v)) + 4.0 * np.eye(v.shape[0]), v,
+                                                      lower=True),
+    "linspace": lambda v: v + np.linspace(v[0], v[-1], v.shape[0]),
+    "mean-of-list": lambda v: v - np.mean([v[0], v[-1]]),
+}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(chain=st_h.lists(st_h.sampled_from(sorted(STEPS)), min_size=2, max_size=4),
+       x=st_h.lists(st_h.floats(-2.0, 2.0), min_size=3, max_size=5))
+def test_random_compositions_of_the_new_rules_match_finite_differences(chain, x):
+    x = np.array(x)
+    w = np.cos(np.arange(x.size) * 0.7 + 0.3)
+
+    def f(v):
+        for name in chain:
+            v = np.tanh(STEPS[name](v))
+        return np.sum(v * w)
+
+    if not np.isfinite(f(x)):
+        return
+    check_grad(f, x)

@@ -8,11 +8,11 @@ def log_likelihood(params, X, y):
     predictions = X @ params["weights"] + params["bias"]
     scale = np.exp(params["log_scale"])
     df = 1.0 + np.exp(params["log_df"])
-    return np.sum(stats.t.logpdf(y, df, loc=predictions, scale=scale))
+    return np.sum(stats.t.logpdf(y, df, predictions, scale))
 
 
 def log_prior(params):
-    return np.sum(stats.norm.logpdf(params["weights"], 0.0, 3.0))
+    return np.sum(stats.norm.logpdf(params["weights"], loc=0.0, scale=3.0))
 
 
 def loss(params, data):
