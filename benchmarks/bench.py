@@ -76,6 +76,23 @@ def load_profiles():
     return dict(sorted(mods.items(), key=lambda kv: (rank.get(kv[0], len(ORDER)), kv[0])))
 
 
+def load_ported():
+    """The ported programs (tests/ported: autograd programs ported by swapping imports), as cases
+    ``ported/<name>``: adcli runs them as written, autograd runs the same source with its imports
+    turned back into autograd's (tests/ported/_load.py). No PyTorch or JAX versions."""
+    import types
+
+    from tests.ported._load import load, names
+
+    mods = {}
+    for name in names():
+        loss, make_inputs = load(name, "adcli")
+        mods[f"ported/{name}"] = types.SimpleNamespace(
+            NAME=f"ported/{name}", PORTED=name, f=loss, ARGNUMS=0, inputs=lambda m=make_inputs: m(0),
+            __file__=str(ROOT / "tests" / "ported" / f"{name}.py"))
+    return mods
+
+
 # --- frameworks -------------------------------------------------------------------------------
 
 
@@ -120,7 +137,12 @@ def frameworks(use_jit: bool, jit_timeout: float = 120.0) -> list[Framework]:
         import autograd.numpy as anp
 
         def make_autograd(mod, args):
-            f = peers.rebind(mod, anp)["f"]
+            if hasattr(mod, "PORTED"):  # the program's own source, imports rewritten to autograd's
+                from tests.ported._load import load
+
+                f = load(mod.PORTED, "autograd")[0]
+            else:
+                f = peers.rebind(mod, anp)["f"]
             vg = autograd.value_and_grad(f, mod.ARGNUMS)
             single = isinstance(mod.ARGNUMS, int)
             return (lambda: vg(*args)), (lambda r: (float(r[0]), flat((r[1],) if single else r[1])))
@@ -139,7 +161,7 @@ def frameworks(use_jit: bool, jit_timeout: float = 120.0) -> list[Framework]:
         cases = peers.torch_cases()
 
         def make_torch(mod, args):
-            if mod.NAME not in cases:
+            if hasattr(mod, "PORTED") or mod.NAME not in cases:
                 raise NotImplementedError(f"no PyTorch version of {mod.NAME} in benchmarks/peers.py")
             return peers.torch_gradient(cases[mod.NAME], args, mod.ARGNUMS)
 
@@ -155,6 +177,8 @@ def frameworks(use_jit: bool, jit_timeout: float = 120.0) -> list[Framework]:
 
         def make_jax(jit):
             def make(mod, args):
+                if hasattr(mod, "PORTED"):
+                    raise NotImplementedError("a ported autograd program: no JAX version")
                 f = peers.jax_function(mod, jnp)
                 vg = jax.value_and_grad(f, argnums=mod.ARGNUMS)
                 if jit:
@@ -184,6 +208,8 @@ def jit_in_subprocess(timeout: float):
     compiles the unrolled Python loops of some cases for minutes and gigabytes (rk4_ode)."""
 
     def external(mod, budget):
+        if hasattr(mod, "PORTED"):
+            raise NotImplementedError("a ported autograd program: no JAX version")
         cmd = [sys.executable, str(Path(__file__).resolve()), "--jit-worker", mod.NAME, "--budget", repr(budget)]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -592,6 +618,7 @@ def main(argv=None) -> int:
     p.add_argument("--no-peers", action="store_true", help="time adcli only (no autograd/torch/jax columns)")
     p.add_argument("--no-suggested", action="store_true",
                    help="leave out the check of the advice (predicted vs measured saving, benchmarks/advice.py)")
+    p.add_argument("--no-ported", action="store_true", help="leave out the ported programs (tests/ported)")
     p.add_argument("--jit-worker", metavar="CASE", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     budget = a.budget if a.budget is not None else (0.05 if a.quick else 0.5)
@@ -599,6 +626,8 @@ def main(argv=None) -> int:
         return jit_worker(a.jit_worker, budget)
 
     mods = load_profiles()
+    if not a.no_ported:
+        mods.update(load_ported())
     if a.cases:
         wanted = [c.strip() for c in a.cases.split(",") if c.strip()]
         unknown = [c for c in wanted if c not in mods]
@@ -630,10 +659,11 @@ def main(argv=None) -> int:
 
         print("\nthe advice, checked (benchmarks/advice.py: top import and hand-write per workload, predicted vs "
               "measured share of the gradient time):")
-        checked = [r for mod in mods.values() for r in advice.run_case(Path(mod.__file__), budget, Thresholds())]
+        checked = [r for mod in mods.values() if not hasattr(mod, "PORTED")
+                   for r in advice.run_case(Path(mod.__file__), budget, Thresholds())]
         print(advice.render(checked, "markdown" if a.format == "markdown" else "plain"))
     if not a.no_profiler:
-        rows_p = profiling_overhead(mods, budget)
+        rows_p = profiling_overhead({n: m for n, m in mods.items() if not hasattr(m, "PORTED")}, budget)
         lines = ["", "profiling overhead (profiled gradient / plain gradient, replays excluded):"]
         lines += [f"  {n}: {p * 1e3:.2f} ms -> {q * 1e3:.2f} ms  x{q / p:.2f}" for n, p, q in rows_p]
         print("\n".join(("    " + ln) if (ln and a.format == "markdown") else ln for ln in lines))

@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# The in-scope failures left, each explained in the closing note and docs/engine.md: a list given
-# as the differentiated argument of np.append, np.int64(traced array) (refused: an escape), and
-# multivariate_normal with allow_singular=True (refused: no gradient where the covariance is singular).
-KNOWN = {"test_numpy.py::test_simple_append_list", "test_numpy.py::test_cast_to_int", "test_scipy.py::test_mvn_sing_cov"}
+# The in-scope failures left, both refusals by design: np.int64(traced array) (an escape: the
+# engine refuses conversions of traced values to NumPy scalars), and multivariate_normal with
+# allow_singular=True (no gradient where the covariance is singular).
+KNOWN = {"test_numpy.py::test_cast_to_int", "test_scipy.py::test_mvn_sing_cov"}
 
 
 def test_autograds_own_tests_pass_at_least_95_percent():

@@ -157,3 +157,9 @@ def test_grad_of_a_bool_or_integer_output_is_refused():
         adcli.grad(lambda v: v[0] > 0.0)(X23[0])
     with pytest.raises(adcli.AdcliError, match="returned int64"):
         adcli.grad(lambda v: np.sum(v > 0.2))(X23[0])
+
+
+def test_append_differentiated_with_respect_to_a_list():
+    grads = adcli.grad(lambda a, b: np.sum(np.append(a, b) * np.arange(4.0)), argnums=(0, 1))([1.0, 2.0, 3.0], 4.0)
+    assert grads == ([0.0, 1.0, 2.0], 3.0)
+    check_grad(lambda a, b: np.sum(np.append(a, b) ** 2), [1.0, 2.0, 3.0], 4.0)

@@ -21,6 +21,7 @@ import numpy as np
 import numpy._core.numeric as numeric  # where np.asarray/np.array live (patched with them)
 
 from ..errors import NoRuleError, UnsupportedError
+from . import lists as _lists
 from .core import Tracer, has_tracer
 from .mutation import setitem
 from .registry import entry
@@ -254,14 +255,17 @@ class Derivation:
     hold tracers. ``asarray=True``: the body's asarray/array calls keep traced values traced.
     """
 
-    def __init__(self, func, accepts=None, note: str = "", asarray: bool = False) -> None:
+    def __init__(self, func, accepts=None, note: str = "", asarray: bool = False, lists: tuple = ()) -> None:
         self.func = func
         self.body = func._implementation
         self.accepts = accepts
         self.note = note
         self.asarray = asarray
+        self.lists = lists  # positions of array-like arguments: a list holding traced values becomes an array
 
     def __call__(self, args: tuple, kwargs: dict):
+        if self.lists:
+            args = tuple(_traced_list(a) if i in self.lists else a for i, a in enumerate(args))
         traced = {i for i, a in enumerate(args) if has_tracer(a)} | {k for k, v in kwargs.items() if has_tracer(v)}
         if self.accepts is not None:
             reason = self.accepts(traced, args, kwargs)
@@ -297,8 +301,15 @@ def _unwrap_result(x):
     return x
 
 
-def derive(func, accepts=None, note: str = "", asarray: bool = False) -> Derivation:
+def _traced_list(a):
+    """A (nested) list or tuple holding traced values, as np.array would build it, traced."""
+    if (type(a) is list or type(a) is tuple) and has_tracer(a):
+        return _lists.array(a)
+    return a
+
+
+def derive(func, accepts=None, note: str = "", asarray: bool = False, lists: tuple = ()) -> Derivation:
     """Put ``func`` on the verified list (its tests live in tests/test_derived.py)."""
-    d = Derivation(func, accepts, note, asarray)
+    d = Derivation(func, accepts, note, asarray, lists)
     entry(func).derivation = d
     return d

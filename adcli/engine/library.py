@@ -1,4 +1,5 @@
-"""Library dispatch points: SciPy's Python-level functions served by rules, however imported.
+"""Library dispatch points: SciPy's (and a few of NumPy's) Python-level functions served by
+rules, however imported.
 
 NumPy hands traced values to the engine through its override protocols; SciPy's Python
 functions (``scipy.special.logsumexp``, ``scipy.stats.norm.logpdf``, ``scipy.integrate.odeint``)
@@ -24,10 +25,11 @@ all of those are the *same function object*. So the engine intercepts at the obj
   code, both correct for plain arguments.
 * **What a call costs.** While patched, a call with no traced argument goes to a copy of the
   original function made at first patch (one extra Python call and a scan of the arguments,
-  under 1 µs); a traced call is looked up in the registry like a NumPy function (a declared
+  1-3 µs); a traced call is looked up in the registry like a NumPy function (a declared
   rule for its signature, else the native rule) and served. Setting and undoing the patch costs
-  about 0.15 µs per patched function per outermost gradient (3.7 µs for the 25 functions of
-  SciPy's five modules), 0.4 µs when the program has not imported SciPy.
+  about 0.1 µs per patched function per outermost gradient: 2.6 µs for the 36 functions of
+  NumPy's and SciPy's five modules, 1.1 µs when the program has not imported SciPy (measured,
+  this machine).
 
 A distribution method routes by the distribution's class: ``rv_continuous.logpdf`` called on
 ``norm`` serves ``scipy.stats.norm.logpdf``; on a distribution without a rule, with a traced
@@ -147,6 +149,7 @@ _patches: dict = {}  # function object -> _Patch
 _resolved: set = set()  # names in RULES whose objects are registered (or cannot be)
 _originals: dict = {}  # name -> the plain-call function (the clone) of a resolved name
 KEYS: dict = {}  # name -> its registry key (the function, or a distribution's bound method)
+_ready: list = []  # the patches with a route, in resolution order
 
 
 def _lookup(name: str):
@@ -229,6 +232,8 @@ def _resolve() -> None:
             e = REGISTRY[obj] = Entry(obj, module, qualname)
         e.native = RULES[name]
         KEYS[name] = obj
+        if p not in _ready:
+            _ready.append(p)
         _originals[name] = p.clone if func is obj else types.MethodType(p.clone, obj.__self__)
 
 
@@ -280,9 +285,13 @@ def _apply() -> None:
         _modules_seen = len(sys.modules)
         if len(_resolved) < len(RULES):
             _resolve()
-    if len(_active) < len(_patches):
-        for p in _patches.values():
-            if p.func.__code__ is p.code and (p.key is not None or p.by_class):
+    if not _active:  # the outermost gradient: patch everything resolved
+        for p in _ready:
+            p.func.__code__ = p.trampoline
+        _active.extend(_ready)
+    elif len(_active) < len(_ready):  # a SciPy module loaded meanwhile: patch what it brought
+        for p in _ready:
+            if p.func.__code__ is p.code:
                 p.func.__code__ = p.trampoline
                 _active.append(p)
 
@@ -318,9 +327,9 @@ def leave() -> None:
     with _lock:
         _depth -= 1
         if _depth == 0:
-            while _active:
-                p = _active.pop()
+            for p in _active:
                 p.func.__code__ = p.code
+            _active.clear()
             if _lazy_getattr is not None:
                 scipy = sys.modules.get("scipy")
                 if scipy is not None and scipy.__dict__.get("__getattr__") is _scipy_getattr:

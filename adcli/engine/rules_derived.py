@@ -162,7 +162,7 @@ derive(np.tile, asarray=True, note="reshape + repeat")
 derive(np.hstack, note="atleast_1d + concatenate")
 derive(np.vstack, note="atleast_2d + concatenate")
 derive(np.column_stack, asarray=True, note="reshape + concatenate")
-derive(np.append, note="ravel + concatenate")
+derive(np.append, note="ravel + concatenate", lists=(0, 1))  # np.append([a, b], c): lists are array-likes
 derive(np.sinc, note="where + sin + divide")
 derive(np.array_split, note="swapaxes + slicing")
 derive(np.split, note="array_split")

@@ -214,8 +214,10 @@ def _mvn_cov_cotangent(G, cov):
 
 
 def _mvn_vjp(k, method):
-    def vjp(g, ans, x, mean, cov, allow_singular):
-        r, sym, alpha = _mvn_parts(x, mean, cov)
+    def vjp(g, ans, x, mean, cov, allow_singular, cache):
+        if "parts" not in cache:  # one solve serves the cotangents of x, mean and cov
+            cache["parts"] = _mvn_parts(x, mean, cov)
+        r, sym, alpha = cache["parts"]
         w = np.reshape(np.asarray(g * ans if method == "pdf" else g, dtype=float), (-1,))
         if k == 0:
             return np.reshape(-alpha * w[:, None], np.shape(x))
@@ -241,7 +243,7 @@ def _mvn(method):
         if isinstance(vals[2], Tracer) and np.ndim(vals[2].value) > 2 or np.ndim(unwrap(vals[2])) > 2:
             raise UnsupportedError(f"{name} with a stack of covariances at {user_location(3)}")
         ans = original(name)(*[unwrap(v) for v in vals])
-        return record_result(prim, ans, tuple(vals), {})
+        return record_result(prim, ans, tuple(vals), {"cache": {}})
 
     return rule
 
