@@ -67,3 +67,13 @@ def test_console_script_and_module_entry_points():
         assert out.returncode == 0 and "adcli" in out.stdout
         out = subprocess.run(cmd + ["rules", "show", "numpy.sin"], capture_output=True, text=True, env=env)
         assert out.returncode == 0 and "native rule:   yes" in out.stdout
+
+
+def test_scipy_rules_are_listed_and_shown_by_their_real_names():
+    rows = json.loads(run("rules", "list", "--source", "native", "--format", "json").output)
+    names = {r["name"] for r in rows}
+    assert {"scipy.special.logsumexp", "scipy.stats.norm.logpdf", "scipy.stats.multivariate_normal.logpdf",
+            "scipy.integrate.odeint", "scipy.signal.convolve", "scipy.special.gammaln", "scipy.special.betainc"} <= names
+    info = json.loads(run("rules", "show", "scipy.stats.t.logpdf", "--format", "json").output)
+    assert info["name"] == "scipy.stats.t.logpdf" and info["native"] is True
+    assert info["autograd"]["importable"] is True
