@@ -361,7 +361,7 @@ def test_a_held_view_sees_an_inplace_operator():
     lambda x: x.copy().reshape(2, 3).T,
     lambda x: (x * 2.0)[::2].reshape(3, 1),
     lambda x: np.reshape(x * 2.0, (2, 3)),
-    lambda x: np.roll(x, 2),  # a new array even of the input (the stencil programs' `vx -= ...`)
+    lambda x: np.roll(x, 2).reshape(2, 3),  # a new array even of the input (the stencil programs' `vx -= ...`)
     lambda x: np.roll(x * 2.0, -1).reshape(3, 2),
 ])
 def test_write_into_a_view_of_an_unreachable_temporary(make):
