@@ -34,8 +34,10 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except NoGradientError as exc:  # a finding about the program, not a usage error: status 1
+            if exc.run is not None:
+                report_error(exc.run)  # the program's own traceback first, as Python would print it
             click.echo(f"adcli: {safe(exc)}", err=True)
-            ctx.exit(1)
+            ctx.exit(exc.run.exit_status if exc.run is not None and exc.run.exit_status else 1)
         except AdcliError as exc:
             if ctx.params.get("debug"):
                 raise

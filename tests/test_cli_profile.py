@@ -88,3 +88,27 @@ def test_profile_a_module_with_dash_m(tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     data = load_json(str(tmp_path / "p.json"))
     assert [s["signature"] for s in data["signatures"] if s["kind"] == "user"] == ["__main__.loss(f64[1d])"]
+
+
+def test_a_script_that_raises_before_its_first_gradient_shows_its_traceback(tmp_path):
+    out = str(tmp_path / "p.json")
+    res = subprocess.run([sys.executable, "-m", "adcli", "profile", "-o", out, script("raises_early.py")],
+                         capture_output=True, text=True, cwd=str(tmp_path))
+    assert res.returncode == 1 and not os.path.exists(out)
+    assert "Traceback (most recent call last):" in res.stderr and 'raises_early.py", line 10, in <module>' in res.stderr
+    assert "FileNotFoundError" in res.stderr
+    assert "raised before its first gradient (FileNotFoundError: no-such-file-for-adcli-tests.csv" in res.stderr
+
+
+def test_tracebacks_and_warnings_point_at_the_users_lines_not_adclis(tmp_path):
+    out = str(tmp_path / "p.json")
+    res = subprocess.run([sys.executable, "-m", "adcli", "profile", "-o", out, "--no-replay",
+                          script("raises_in_gradient.py")], capture_output=True, text=True, cwd=str(tmp_path))
+    assert res.returncode == 1
+    tb = res.stderr[res.stderr.index("Traceback"):]
+    frames = [ln for ln in tb.splitlines() if ln.startswith('  File "')]
+    assert [f.split('", ')[1] for f in frames] == ["line 19, in <module>", "line 16, in f", "line 12, in helper"], frames
+    assert all("raises_in_gradient.py" in f for f in frames)
+    assert "TracingError: float() of a traced value" in tb
+    assert "raises_in_gradient.py:11: RuntimeWarning: divide by zero encountered in log" in res.stderr
+    assert "adcli/engine" not in res.stderr

@@ -26,7 +26,12 @@ DEFAULT_SAMPLE_BUDGET = 100_000_000  # bytes of sample inputs kept in all (docs/
 
 
 class NoGradientError(AdcliError):
-    """The program ran but took no gradient: nothing to profile."""
+    """The program ran but took no gradient: nothing to profile. ``run``: how it ended (its
+    traceback, when it raised before its first gradient)."""
+
+    def __init__(self, message: str, run: RunResult | None = None):
+        super().__init__(message)
+        self.run = run
 
 
 def profile_program(target: str, argv: list, *, module: bool = False, output: str = "adcli-profile.json",
@@ -58,9 +63,15 @@ def profile_program(target: str, argv: list, *, module: bool = False, output: st
 
     def finished(run: RunResult) -> tuple[Profile, dict]:
         if session.gradients == 0:
-            raise NoGradientError(
-                f"{target} took no gradient through adcli (adcli.grad / adcli.value_and_grad): nothing to profile"
-            )
+            if run.error:
+                why = f"raised before its first gradient ({run.summary})"
+            elif run.interrupted:
+                why = "was interrupted before its first gradient"
+            elif run.exit_status:
+                why = f"exited with status {run.exit_status} before its first gradient"
+            else:
+                why = "took no gradient through adcli (adcli.grad / adcli.value_and_grad)"
+            raise NoGradientError(f"{target} {why}: nothing to profile", run)
         meta = {
             "command": command, "created": started.isoformat(timespec="seconds"),
             "adcli_version": __version__, "python": platform.python_version(), "numpy": np.__version__,

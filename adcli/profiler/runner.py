@@ -7,8 +7,10 @@ import os
 import runpy
 import sys
 import traceback
+import warnings
 from dataclasses import dataclass
 
+from ..engine.where import user_frame
 from ..errors import AdcliError
 from .instrument import UserModuleFinder, installed, instrument
 from .session import Session, run_with_profile_hook
@@ -18,8 +20,49 @@ from .session import Session, run_with_profile_hook
 class RunResult:
     exit_status: int = 0
     interrupted: bool = False
-    error: str | None = None  # the formatted traceback of an uncaught exception
+    error: str | None = None  # the formatted traceback of an uncaught exception (adcli's frames hidden)
     hard_exit: bool = False  # the program called os._exit (the run ended there)
+    summary: str | None = None  # the exception's last line ("FileNotFoundError: missing.csv not found")
+
+
+_ADCLI_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _hidden(frame: traceback.FrameSummary) -> bool:
+    """adcli's own frames (the runner, dispatch points, the engine) and runpy's, which stand
+    between the user's frames: hidden from the program's traceback, as pytest hides its own."""
+    name = frame.filename
+    return os.path.abspath(name).startswith(_ADCLI_DIR) or name.startswith("<frozen runpy") or \
+        os.path.basename(name) == "runpy.py"
+
+
+def _at_user_line(show):
+    """``warnings.showwarning`` that attributes a warning raised inside adcli (NumPy's
+    RuntimeWarning from a rule's arithmetic) to the user's line that led there."""
+
+    def showwarning(message, category, filename, lineno, file=None, line=None):
+        if os.path.abspath(filename).startswith(_ADCLI_DIR):
+            frame = user_frame(1)
+            if frame is not None:
+                filename, lineno, line = frame.f_code.co_filename, frame.f_lineno, None
+        return show(message, category, filename, lineno, file, line)
+
+    showwarning.__adcli__ = True
+    return showwarning
+
+
+def user_traceback(exc: BaseException) -> str:
+    """The traceback Python would print for ``exc``, without adcli's frames (all of them kept if
+    nothing else is left: then the error is adcli's own)."""
+    top = traceback.TracebackException.from_exception(exc)
+    te, seen = top, set()
+    while te is not None and id(te) not in seen:  # the exception and the ones it was raised from
+        seen.add(id(te))
+        kept = [f for f in te.stack if not _hidden(f)]
+        if kept:
+            te.stack = traceback.StackSummary.from_list(kept)
+        te = te.__cause__ or te.__context__
+    return "".join(top.format())
 
 
 class ScriptError(AdcliError):
@@ -127,6 +170,8 @@ def _run(session: Session, body, argv: list, path0: str, main_module, on_hard_ex
         real_exit(status)
 
     os._exit = hard_exit
+    saved_showwarning = warnings.showwarning
+    warnings.showwarning = _at_user_line(saved_showwarning)
     try:
         with installed(UserModuleFinder(session.is_user_path)):
             run_with_profile_hook(session, body)
@@ -142,11 +187,14 @@ def _run(session: Session, body, argv: list, path0: str, main_module, on_hard_ex
     except KeyboardInterrupt:
         result.interrupted = True
         result.exit_status = 130
-    except BaseException:  # noqa: BLE001 - the program's own error: shown as Python would
-        result.error = traceback.format_exc()
+    except BaseException as exc:  # noqa: BLE001 - the program's own error: shown as Python would
+        result.error = user_traceback(exc)
+        result.summary = "".join(traceback.format_exception_only(type(exc), exc)).strip().splitlines()[-1]
         result.exit_status = 1
     finally:
         os._exit = real_exit
+        if warnings.showwarning is not saved_showwarning and getattr(warnings.showwarning, "__adcli__", False):
+            warnings.showwarning = saved_showwarning
         if os.getpid() != pid:  # a forked child of the program ended: it must not return into adcli
             _child_exit(result, real_exit)
         sys.setrecursionlimit(saved_limit)
