@@ -17,6 +17,7 @@ from . import __version__, app
 from .advisor.choose import SORTS as ADVICE_SORTS
 from .advisor.choose import TIERS
 from .advisor.config import Thresholds
+from .app.advice import IncompleteProfileError
 from .app.profiling import SORTS as PROFILE_SORTS
 from .errors import AdcliError
 from .profiler.api import DEFAULT_SAMPLE_BUDGET, NoGradientError, report_error
@@ -33,6 +34,9 @@ class _Group(click.Group):
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
+        except IncompleteProfileError as exc:  # a finding about the profile, not a usage error: status 1
+            click.echo(f"adcli: {safe(exc)}", err=True)
+            ctx.exit(1)
         except NoGradientError as exc:  # a finding about the program, not a usage error: status 1
             if exc.run is not None:
                 report_error(exc.run)  # the program's own traceback first, as Python would print it
@@ -187,7 +191,11 @@ def suggest(profiles, fmt, sort, show_all, tier, **options) -> None:
     all these workloads; with --tier library, which rules an engine should ship). Thresholds
     also come from [tool.adcli] in pyproject.toml.
     """
-    click.echo(render(app.advise(profiles, _thresholds(options), sort=sort, show_all=show_all, tier=tier), fmt))
+    advice = app.advise(profiles, _thresholds(options), sort=sort, show_all=show_all, tier=tier)
+    if fmt == "json" and advice.summary.get("problems"):  # the JSON is a list (the contract): say it here
+        click.echo(f"adcli: warning: advice from an incomplete profile: {safe('; '.join(advice.summary['problems']))}",
+                   err=True)
+    click.echo(render(advice, fmt))
 
 
 @cli.command()

@@ -107,8 +107,32 @@ def test_tracebacks_and_warnings_point_at_the_users_lines_not_adclis(tmp_path):
     assert res.returncode == 1
     tb = res.stderr[res.stderr.index("Traceback"):]
     frames = [ln for ln in tb.splitlines() if ln.startswith('  File "')]
-    assert [f.split('", ')[1] for f in frames] == ["line 19, in <module>", "line 16, in f", "line 12, in helper"], frames
+    assert [f.split('", ')[1] for f in frames] == ["line 15, in <module>", "line 12, in f", "line 8, in helper"], frames
     assert all("raises_in_gradient.py" in f for f in frames)
     assert "TracingError: float() of a traced value" in tb
-    assert "raises_in_gradient.py:11: RuntimeWarning: divide by zero encountered in log" in res.stderr
+    assert "raises_in_gradient.py:7: RuntimeWarning: divide by zero encountered in log" in res.stderr
     assert "adcli/engine" not in res.stderr
+
+
+def test_incomplete_profiles_say_so_and_suggest_refuses_or_qualifies(tmp_path):
+    """A gradient that raised, a failed program and a profile without replays are flagged by
+    every renderer; suggest refuses a profile without replays (exit 1) and qualifies the rest."""
+    failed = str(tmp_path / "failed.json")
+    res = invoke("profile", "-o", failed, script("raises_in_gradient.py"))
+    assert res.exit_code == 1
+    doc = load_json(failed)
+    assert doc["failed_gradients"] == 1 and doc["replays"] == "done" and doc["exit_status"] == 1
+    shown = invoke("show", failed)
+    assert "INCOMPLETE: the program failed (exit status 1); 1 of 1 gradient raised before finishing" in \
+        " ".join(shown.output.split())
+    advice = invoke("suggest", failed)
+    assert advice.exit_code == 0 and advice.output.startswith("advice from an INCOMPLETE profile: the program failed")
+    as_json = CliRunner().invoke(cli, ["suggest", failed, "--format", "json"])
+    assert "adcli: warning: advice from an incomplete profile" in as_json.stderr
+
+    no_replay = str(tmp_path / "no_replay.json")
+    assert invoke("profile", "-o", no_replay, "--no-replay", script("known_calls.py")).exit_code == 0
+    assert load_json(no_replay)["replays"] == "skipped"
+    assert "no replays (profiled with --no-replay" in " ".join(invoke("show", no_replay).output.split())
+    refused = invoke("suggest", no_replay)
+    assert refused.exit_code == 1 and "no call was replayed" in refused.output and "Traceback" not in refused.output

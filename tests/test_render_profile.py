@@ -46,7 +46,7 @@ def test_summary_lists_signatures_by_inclusive_time():
     for col in ("signature", "served", "calls", "fwd", "rev", "prims", "allocs", "primal", "AD"):
         assert col in out
     assert "15.5 ms in 2 gradients" in out
-    assert "PARTIAL" not in out
+    assert "INCOMPLETE" not in out
     assert "\x1b" not in out
 
 
@@ -77,7 +77,7 @@ def test_sort_by_allocations_changes_the_order():
 
 def test_partial_marker():
     out = render_summary(make_profile(partial=True))
-    assert "PARTIAL" in out and "130" in out
+    assert "INCOMPLETE: interrupted (Ctrl-C)" in out
 
 
 def test_no_color_on_a_terminal_has_no_ansi(monkeypatch):
@@ -132,7 +132,7 @@ def test_markdown_table_shape():
 
 
 def test_markdown_partial():
-    assert "PARTIAL" in render_markdown(make_profile(partial=True), 10, "time").splitlines()[0]
+    assert "INCOMPLETE" in render_markdown(make_profile(partial=True), 10, "time").splitlines()[0]
 
 
 def test_json_round_trip():
@@ -279,7 +279,7 @@ def test_show_defaults_to_adcli_profile_json(saved, monkeypatch):
     store.save(make_profile(partial=True), saved, samples={})
     monkeypatch.chdir(os.path.dirname(saved))
     res = run("show")
-    assert res.exit_code == 0 and "PARTIAL" in res.stdout
+    assert res.exit_code == 0 and "INCOMPLETE" in res.stdout
 
 
 def test_show_missing_profile(tmp_path):

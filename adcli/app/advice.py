@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from ..advisor import KEEP_DERIVED, Suggestion, suggest
 from ..advisor.config import Thresholds, thresholds
+from ..errors import AdcliError
 from ..profiler.model import ProfileError
 from ..profiler.store import load
 
@@ -47,5 +48,17 @@ def advise(paths=(), options: dict | None = None, sort: str = "saving", show_all
         raise ProfileError("the profile is empty: it recorded no signature (did the program take a gradient?)")
     if not sum(p.totals.gradient_s for p in loaded) > 0:
         raise ProfileError("the profile records no gradient time (did every gradient fail?): nothing to weigh a rule against")
+    unreplayed = [p for p, prof in zip(paths or (DEFAULT_PROFILE,), loaded) if not prof.replayed]
+    if unreplayed:
+        raise IncompleteProfileError(
+            f"cannot advise from {', '.join(unreplayed)}: no call was replayed (profiled with --no-replay, or the run "
+            "ended before the replays), so there are no primal times or measured costs to weigh rules against; "
+            "run `adcli profile` again without --no-replay")
     suggestions, summary = suggest(loaded, th, sort=sort)
+    summary["problems"] = [f"{path}: {problem}" if len(loaded) > 1 else problem
+                           for path, prof in zip(paths or (DEFAULT_PROFILE,), loaded) for problem in prof.problems()]
     return Advice(suggestions, summary, th, show_all, tier)
+
+
+class IncompleteProfileError(AdcliError):
+    """A profile too incomplete to advise from (no replays): a finding, exit status 1."""

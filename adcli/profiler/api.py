@@ -77,6 +77,7 @@ def profile_program(target: str, argv: list, *, module: bool = False, output: st
             "adcli_version": __version__, "python": platform.python_version(), "numpy": np.__version__,
             "platform": platform.platform(), "exit_status": run.exit_status,
             "partial": run.interrupted or run.hard_exit, "replay_s": 0.0,
+            "failed_gradients": session.failed_gradients, "replays": "skipped",
         }
         return build(session, meta)
 
@@ -97,8 +98,10 @@ def profile_program(target: str, argv: list, *, module: bool = False, output: st
         t0 = time.perf_counter()
         try:
             _replays(profile, session, replay_budget, progress)
+            profile.replays = "done"
         except KeyboardInterrupt:  # Ctrl-C during the replays: keep what was measured, exit as Ctrl-C does
             profile.partial = True
+            profile.replays = "interrupted"
             profile.exit_status = run.exit_status = 130
             run.interrupted = True
         profile.replay_s = time.perf_counter() - t0

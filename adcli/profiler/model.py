@@ -160,6 +160,9 @@ class Totals:
                 "gradient_s": self.gradient_s}
 
 
+REPLAYS = ("done", "skipped", "interrupted")
+
+
 @dataclass
 class Profile:
     """Everything ``adcli profile`` measured in one run of a program."""
@@ -177,16 +180,45 @@ class Profile:
     exit_status: int = 0
     replay_s: float = 0.0
     pair: str = ""  # the id the sample file shares with this document (store.save)
+    failed_gradients: int = 0  # gradients that ended by an exception (their times cover only what ran)
+    replays: str = ""  # REPLAYS: done, skipped (--no-replay, or the run ended early), interrupted; "" unknown
 
     def by_id(self) -> dict:
         return {s.id: s for s in self.signatures}
+
+    @property
+    def replayed(self) -> bool:
+        """Whether the isolated replays ran (profiles from before the field: any replay recorded)."""
+        if self.replays:
+            return self.replays != "skipped"
+        return any(s.replay is not None for s in self.signatures)
+
+    def problems(self) -> list[str]:
+        """What makes this profile incomplete, in words (empty: a complete run, replayed)."""
+        out = []
+        if self.partial:
+            out.append("interrupted (Ctrl-C): the numbers cover only what ran" if self.exit_status == 130
+                       else "the program ended with os._exit: the numbers cover only what ran")
+        elif self.exit_status:
+            out.append(f"the program failed (exit status {self.exit_status})")
+        if self.failed_gradients:
+            n = self.totals.gradients
+            out.append(f"{self.failed_gradients} of {n} gradient{'' if n == 1 else 's'} raised before finishing: "
+                       "their times cover only what ran")
+        if not self.replayed:
+            out.append("no replays (profiled with --no-replay, or the run ended first): no primal times, AD ratios "
+                       "or measured imports")
+        elif self.replays == "interrupted":
+            out.append("replays interrupted: some signatures have none")
+        return out
 
     def to_json(self) -> dict:
         return {
             "schema": SCHEMA, "version": VERSION, "command": list(self.command), "created": self.created,
             "adcli_version": self.adcli_version, "python": self.python, "numpy": self.numpy,
             "platform": self.platform, "exit_status": self.exit_status, "partial": self.partial,
-            "replay_s": self.replay_s, "pair": self.pair, "totals": self.totals.to_json(),
+            "replay_s": self.replay_s, "pair": self.pair, "failed_gradients": self.failed_gradients,
+            "replays": self.replays, "totals": self.totals.to_json(),
             "signatures": [s.to_json() for s in self.signatures], "tree": self.tree.to_json(),
         }
 
@@ -247,7 +279,20 @@ class _Reader:
             tree=self.tree(self.get(data, "tree", list if self.version >= 2 else dict, ""), ids | {0}),
             command=command, partial=self.get(data, "partial", bool, "", False),
             exit_status=self.exit_status(data),
-            replay_s=self.get(data, "replay_s", float, "", 0.0), **meta)
+            replay_s=self.get(data, "replay_s", float, "", 0.0),
+            failed_gradients=self.count(data, "failed_gradients"), replays=self.replays(data), **meta)
+
+    def count(self, data: dict, key: str) -> int:
+        v = data.get(key, 0)
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            self.fail(f"field {key!r}", "must be a non-negative integer")
+        return v
+
+    def replays(self, data: dict) -> str:
+        v = data.get("replays", "")
+        if v not in REPLAYS + ("",):
+            self.fail("field 'replays'", f"must be one of {', '.join(REPLAYS)}")
+        return v
 
     def signature(self, s, where: str) -> SignatureStats:
         if not isinstance(s, dict):

@@ -134,6 +134,7 @@ class Session(hooks.Session):
         self._timing = 0  # gradients being timed now, in all threads (GC is off while > 0)
         self._gc_was_enabled = False
         self.gradients = 0
+        self.failed_gradients = 0  # gradients that ended by an exception
         self.forward_s = self.reverse_s = 0.0
         self.include = tuple(include)
         self.exclude = tuple(exclude)
@@ -240,6 +241,9 @@ class Session(hooks.Session):
 
     def finish(self, tape) -> None:
         """The gradient computation ended (also when ``f`` raised before its reverse pass)."""
+        if sys.exc_info()[0] is not None:  # called from the engine's finally: an exception is on its way
+            with self.lock:
+                self.failed_gradients += 1
         loc = self.local
         if loc.tape is tape:
             self._flush(loc, loc.stack[-1])

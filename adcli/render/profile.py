@@ -64,10 +64,9 @@ def _headline(profile: Profile) -> str:
     n = t.gradients
     line = (f"{duration(t.gradient_s)} in {n} gradient{'' if n == 1 else 's'} "
             f"(forward {duration(t.forward_s)}, reverse {duration(t.reverse_s)})")
-    if profile.partial:
-        # partial = the run or its replays were interrupted; the exit status says which part.
-        code = f" (exit status {profile.exit_status})" if profile.exit_status else ""
-        line += f" — PARTIAL: interrupted{code}, the numbers cover only what ran"
+    problems = profile.problems()
+    if problems:
+        line += " — INCOMPLETE: " + "; ".join(problems)
     return line
 
 

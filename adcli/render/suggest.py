@@ -12,14 +12,22 @@ from .console import capture
 from .text import md_cell, md_code, md_code_cell, md_line, safe
 
 
+def _caveat(summary) -> str:
+    """What makes the profiles incomplete, as a line above the advice ("" when nothing does)."""
+    problems = summary.get("problems") or []
+    return f"advice from an INCOMPLETE profile: {'; '.join(problems)}\n" if problems else ""
+
+
 def _nothing(advice: Advice) -> str | None:
     """The one line to print instead of a table, or None."""
     if not advice.summary["derived"]:
-        return ("nothing to suggest: every signature in the profile is already served by a rule "
-                "(native, imported or hand-written), none is derived")
+        return safe(_caveat(advice.summary)) + (
+            "nothing to suggest: every signature in the profile is already served by a rule "
+            "(native, imported or hand-written), none is derived")
     if not advice.shown:
-        return (f"nothing to suggest: no rule would save more than its burden "
-                f"({advice.summary['derived']} derived signature(s); --all lists them with their reasons)")
+        return safe(_caveat(advice.summary)) + (
+            f"nothing to suggest: no rule would save more than its burden "
+            f"({advice.summary['derived']} derived signature(s); --all lists them with their reasons)")
     return None
 
 
@@ -75,7 +83,7 @@ def render_table(advice: Advice) -> str:
     nothing = _nothing(advice)
     if nothing:
         return nothing
-    parts = [safe(_headline(advice.summary))]
+    parts = [safe(_caveat(advice.summary) + _headline(advice.summary))]
     for title, shown in _tiers(advice):
         table = Table(title=title, title_justify="left")
         for i, c in enumerate(HEADERS):  # the signature folds, so that the numbers stay whole
@@ -95,7 +103,8 @@ def render_markdown(advice: Advice) -> str:
     nothing = _nothing(advice)
     if nothing:
         return nothing
-    lines = [f"**{md_line(_headline(advice.summary))}**"]
+    caveat = _caveat(advice.summary).strip()
+    lines = ([f"> **{md_line(caveat)}**", ""] if caveat else []) + [f"**{md_line(_headline(advice.summary))}**"]
     for title, shown in _tiers(advice):
         lines += ["", f"*{md_line(title)}*", "", "| " + " | ".join(COLUMNS) + " |",
                   "|" + "|".join("---" if i in (1, 2) else "---:" for i in range(len(COLUMNS))) + "|"]

@@ -1,14 +1,10 @@
-import warnings
-
 import numpy as np
 
 import adcli
 
 
 def helper(x):
-    with warnings.catch_warnings():
-        warnings.simplefilter("always")
-        y = np.log(x - 2.0)  # a RuntimeWarning raised inside a rule
+    y = np.log(x - 2.0)  # a RuntimeWarning raised inside a rule
     return float(x[0]) + np.sum(np.nan_to_num(y))
 
 
