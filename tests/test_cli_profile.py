@@ -136,3 +136,14 @@ def test_incomplete_profiles_say_so_and_suggest_refuses_or_qualifies(tmp_path):
     assert "no replays (profiled with --no-replay" in " ".join(invoke("show", no_replay).output.split())
     refused = invoke("suggest", no_replay)
     assert refused.exit_code == 1 and "no call was replayed" in refused.output and "Traceback" not in refused.output
+
+
+def test_compare_says_when_the_profiles_are_of_different_programs_or_incomplete(tmp_path):
+    a, b = str(tmp_path / "a.json"), str(tmp_path / "b.json")
+    assert invoke("profile", "-o", a, "--no-replay", script("known_calls.py")).exit_code == 0
+    assert invoke("profile", "-o", b, script("raises_in_gradient.py")).exit_code == 1
+    out = " ".join(invoke("compare", a, b).output.split())
+    assert "note: the profiles are of different programs" in out
+    assert "note: before: no replays" in out and "note: after: the program failed (exit status 1)" in out
+    same = invoke("compare", a, a).output
+    assert "different programs" not in same

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..engine.signature import Signature
 from ..profiler.model import Profile, SignatureStats
@@ -37,6 +37,7 @@ class Comparison:
     total_before_s: float
     total_after_s: float
     gradients: tuple[int, int]
+    notes: list = field(default_factory=list)  # what makes the two runs hard to compare, in words
 
     @property
     def total_change(self) -> float | None:
@@ -45,7 +46,7 @@ class Comparison:
     def to_json(self) -> dict:
         return {"rows": [r.to_json() for r in self.rows], "total_before_s": self.total_before_s,
                 "total_after_s": self.total_after_s, "total_change": self.total_change,
-                "gradients": list(self.gradients)}
+                "gradients": list(self.gradients), "notes": list(self.notes)}
 
 
 def compare_profiles(before: Profile, after: Profile) -> Comparison:
@@ -63,8 +64,17 @@ def compare_profiles(before: Profile, after: Profile) -> Comparison:
             sig, sb.gradient_s if sb else None, sa.gradient_s if sa else None,
             sb.allocs.bytes if sb else None, sa.allocs.bytes if sa else None,
             sb.served_by if sb else None, sa.served_by if sa else None))
+    notes = []
+    programs = [p.command[0] if p.command else "?" for p in (before, after)]
+    if programs[0] != programs[1]:
+        notes.append(f"the profiles are of different programs ({programs[0]} and {programs[1]}): "
+                     "the times are of different workloads")
+    if before.totals.gradients != after.totals.gradients:
+        notes.append(f"the runs took different numbers of gradients ({before.totals.gradients} and "
+                     f"{after.totals.gradients}): the times are per run, not per gradient")
+    notes += [f"before: {p}" for p in before.problems()] + [f"after: {p}" for p in after.problems()]
     return Comparison(rows, before.totals.gradient_s, after.totals.gradient_s,
-                      (before.totals.gradients, after.totals.gradients))
+                      (before.totals.gradients, after.totals.gradients), notes)
 
 
 def compare(before: str, after: str) -> Comparison:

@@ -28,17 +28,22 @@ def _total(c: Comparison) -> str:
             f"({_pct(c.total_change)})")
 
 
+def _notes(c: Comparison) -> str:
+    return "".join(f"note: {safe(n)}\n" for n in c.notes)
+
+
 def render_table(c: Comparison) -> str:
     table = Table(title=_total(c), title_justify="left")
     for i, h in enumerate(HEAD):
         table.add_column(h, justify="left" if i in (0, 4, 5) else "right")
     for r in _rows(c):
         table.add_row(*r)
-    return capture(table)
+    return _notes(c) + capture(table)
 
 
 def render_markdown(c: Comparison) -> str:
-    lines = [f"**{_total(c)}**", "", "| " + " | ".join(HEAD) + " |", "|---|---:|---:|---:|---|---|"]
+    lines = [f"> note: {md_cell(n)}" for n in c.notes] + ([""] if c.notes else [])
+    lines += [f"**{_total(c)}**", "", "| " + " | ".join(HEAD) + " |", "|---|---:|---:|---:|---|---|"]
     lines += ["| " + " | ".join(md_code_cell(x) if k == 0 else md_cell(x) for k, x in enumerate(r)) + " |"
               for r in _rows(c)]
     return "\n".join(lines)
