@@ -147,3 +147,16 @@ def test_compare_says_when_the_profiles_are_of_different_programs_or_incomplete(
     assert "note: before: no replays" in out and "note: after: the program failed (exit status 1)" in out
     same = invoke("compare", a, a).output
     assert "different programs" not in same
+
+
+def test_suggest_fits_80_columns_without_truncating_numbers(tmp_path, monkeypatch):
+    out = str(tmp_path / "p.json")
+    assert invoke("profile", "-o", out, script("known_calls.py")).exit_code == 0
+    wide = invoke("suggest", out, "--all").output
+    monkeypatch.setenv("COLUMNS", "80")
+    narrow = invoke("suggest", out, "--all").output
+    assert all(len(line) <= 80 for line in narrow.splitlines()), narrow
+    assert "…" not in narrow and "columns left out to fit 80 columns" in " ".join(narrow.split())
+    # the savings and shares of the wide table are all in the narrow one, whole
+    cells = [c.strip() for row in wide.splitlines() if row.startswith("│") for c in row.split("│")[8:10]]
+    assert cells and all(c in narrow for c in cells if c)

@@ -325,3 +325,22 @@ def test_show_speedscope_never_overwrites_the_profile(saved):
 
 def test_show_speedscope_into_a_missing_folder(saved, tmp_path):
     one_line_error(run("show", saved, "--speedscope", str(tmp_path / "no" / "out.json")), "does not exist")
+
+
+@pytest.mark.parametrize("width", [80, 100])
+def test_show_and_suggest_fit_narrow_terminals_without_truncating_numbers(tmp_path, monkeypatch, width):
+    """At 80 and 100 columns every line fits, no number is cut (no ellipsis), the AD ratio and
+    the footer stay, and the columns left out are named."""
+    path = str(tmp_path / "p.json")
+    store.save(make_profile(), path, samples={})
+    monkeypatch.setenv("COLUMNS", str(width))
+    wide = render_summary(make_profile())
+    out = run("show", path).stdout
+    assert all(len(line) <= width for line in out.splitlines()), out
+    assert "…" not in out and "AD" in out and "ratio" in out and "signatures, by inclusive" in out
+    ratios = [c for row in wide.splitlines() for c in row.split("│") if c.strip().endswith("×")]
+    assert ratios and all(r.strip() in out for r in ratios)  # every AD ratio of the wide table, whole
+    if width == 80:
+        assert "columns left out to fit 80 columns: prims" in " ".join(out.split())
+    monkeypatch.delenv("COLUMNS")
+    assert "columns left out" not in render_summary(make_profile()) and wide

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 
-from rich.table import Table
-
 from ..app.compare import Comparison
 from ..units import DASH, ms
-from .console import capture
+from .console import capture, fitted, left_out
 from .text import md_cell, md_code_cell, safe
 
 HEAD = ["signature", "before (ms)", "after (ms)", "change", "served before", "served after"]
@@ -33,11 +31,9 @@ def _notes(c: Comparison) -> str:
 
 
 def render_table(c: Comparison) -> str:
-    table = Table(title=_total(c), title_justify="left")
-    for i, h in enumerate(HEAD):
-        table.add_column(h, justify="left" if i in (0, 4, 5) else "right")
-    for r in _rows(c):
-        table.add_row(*r)
+    table, dropped = fitted(HEAD, _rows(c), flexible=0, drop_order=(4,), left=(0, 4, 5), title=_total(c),
+                            title_justify="left", caption_justify="left")
+    table.caption = left_out(dropped) or None
     return _notes(c) + capture(table)
 
 

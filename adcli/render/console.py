@@ -1,24 +1,94 @@
-"""The one console every table is printed through.
+"""The one console every table is printed through, and tables that fit it.
 
 Plain text (no ANSI at all, not just no colour) when NO_COLOR is set or stdout is not a
 terminal, so that piped output and CI logs stay greppable; off a terminal a fixed width keeps
-the columns from collapsing to rich's 80-column default.
+the columns from collapsing to rich's 80-column default (COLUMNS, when set, wins everywhere).
+
+:func:`fitted` builds a table whose numbers are never truncated: every column but one keeps its
+widest cell; the one flexible column (a signature) wraps; and when even that does not fit, the
+lowest-value columns are left out, in a stated order, and a note says which.
 """
 
 from __future__ import annotations
 
 import os
+import re
 
 from rich.console import Console
+from rich.table import Table
 
 WIDTH = 140  # columns when stdout is not a terminal
+
+
+def _columns_env() -> int | None:
+    try:
+        n = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        return None
+    return n if n >= 40 else None
 
 
 def console() -> Console:
     tty = os.isatty(1)
     plain = bool(os.environ.get("NO_COLOR")) or not tty
+    width = _columns_env() or (None if tty else WIDTH)
     return Console(no_color=plain, color_system=None if plain else "auto", force_terminal=tty or None,
-                   width=None if tty else WIDTH, highlight=False, emoji=False, markup=False)
+                   width=width, highlight=False, emoji=False, markup=False)
+
+
+def fitted(headers: list, rows: list, *, flexible: int, drop_order: tuple = (), left: tuple = (),
+           min_flexible: int = 24, **table_args) -> tuple[Table, list]:
+    """A table of ``rows`` (lists of strings) that fits the console: column ``flexible`` wraps,
+    the others keep their widest cell; columns in ``drop_order`` (indices, least valuable first)
+    are left out while the table is still too wide. Returns the table and the names left out."""
+    width = console().width
+    natural = [max(len(line) for cell in [h] + [r[i] for r in rows] for line in str(cell).split("\n"))
+               for i, h in enumerate(headers)]
+
+    def need(cols):  # rich's box: one border, and padding + separator per column
+        return 1 + sum((min(natural[i], min_flexible) if i == flexible else natural[i]) + 3 for i in cols)
+
+    keep = list(range(len(headers)))
+    dropped = []
+    for i in drop_order:
+        if need(keep) <= width:
+            break
+        keep.remove(i)
+        dropped.append(" ".join(headers[i].split()))
+    room = max(width - need([i for i in keep if i != flexible]) - 3, min_flexible)  # the flexible column's width
+    table = Table(**table_args)
+    for i in keep:
+        flex = i == flexible
+        table.add_column(headers[i], justify="left" if i in left else "right", no_wrap=not flex,
+                         overflow="fold", min_width=None if flex else natural[i])
+    for r in rows:
+        table.add_row(*[wrap_at_commas(r[i], room) if i == flexible else r[i] for i in keep])
+    return table, dropped
+
+
+_BREAK = re.compile(r"(?<=\()|(?<=, )")  # a signature breaks after "(" and after ", "
+
+
+def wrap_at_commas(text: str, width: int) -> str:
+    """``text`` in lines of at most ``width``, broken after "(" and ", " where it can be (a part
+    longer than ``width`` is left for the table to fold)."""
+    if len(text) <= width:
+        return text
+    lines, line = [], ""
+    for part in _BREAK.split(text):
+        if line and len(line) + len(part.rstrip()) > width:
+            lines.append(line.rstrip())
+            line = part
+        else:
+            line += part
+    lines.append(line.rstrip())
+    return "\n".join(lines)
+
+
+def left_out(dropped: list) -> str:
+    """The note under a table whose columns did not all fit."""
+    return (f"(columns left out to fit {console().width} columns: {', '.join(dropped)}; "
+            "a wider terminal or --format markdown shows them)") if dropped else ""
 
 
 def capture(renderable) -> str:

@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import json
 
-from rich.table import Table
-
 from .. import __version__
 from ..app.profiling import SORTS
 from ..profiler.model import CallTree, Profile, SignatureStats
 from ..units import DASH, duration, human_bytes, ms
-from .console import capture
+from .console import capture, fitted, left_out
 from .text import md_cell, md_code_cell, safe
 
 SPEEDSCOPE_SCHEMA = "https://www.speedscope.app/file-format-schema.json"
@@ -93,17 +91,17 @@ def _shown(profile: Profile, rows: list, sort: str) -> str:
 # --- renderers --------------------------------------------------------------------------------
 
 
+# Left out first when the terminal is narrow (numbers are never truncated): primitives, calls,
+# allocations, served by, primal; the times and the AD ratio stay.
+_DROP = tuple(COLUMNS.index(c) for c in ("primitives", "calls", "allocations", "served by", "primal (ms)"))
+
+
 def render_summary(profile: Profile, top: int = 10, sort: str = "time") -> str:
     rows = ranked(profile, top, sort)
-    table = Table(title=f"Gradient time {_headline(profile)}", caption=_shown(profile, rows, sort),
-                  title_justify="left", caption_justify="left")
-    for col, head in zip(COLUMNS, _HEADS):
-        numeric = col not in ("signature", "allocations")
-        # Numbers never wrap; the signature takes what is left and wraps at its commas.
-        table.add_column(head, justify="left" if col in ("signature", "served by") else "right",
-                         no_wrap=numeric, overflow="fold", min_width=8 if col == "allocations" else None)
-    for i, sig in enumerate(rows, 1):
-        table.add_row(*_row(i, sig))
+    cells = [_row(i, sig) for i, sig in enumerate(rows, 1)]
+    table, dropped = fitted(list(_HEADS), cells, flexible=1, drop_order=_DROP, left=(1, 2),
+                            title=f"Gradient time {_headline(profile)}", title_justify="left", caption_justify="left")
+    table.caption = " ".join(filter(None, [_shown(profile, rows, sort), left_out(dropped)]))
     return capture(table)
 
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-
-from rich.table import Table
+import textwrap
 
 from ..app.advice import Advice
 from ..units import DASH, duration, human_bytes, ms, percent, ratio
-from .console import capture
+from .console import capture, console, fitted, left_out
 from .text import md_cell, md_code, md_code_cell, md_line, safe
 
 
@@ -49,6 +48,8 @@ COLUMNS = ["#", "action", "signature", "calls", "derived (ms/call)", "primal (ms
            "rule (ms/call)", "saving (ms/run)", "share", "allocs/call"]
 # the terminal table's headers break after their first word, so the numbers' columns stay narrow
 HEADERS = [c.replace(" ", "\n", 1) for c in COLUMNS]
+# left out first on a narrow terminal: allocations, calls, AD ratio, primal, derived
+_DROP = tuple(COLUMNS.index(c) for c in ("allocs/call", "calls", "AD ratio", "primal (ms/call)", "derived (ms/call)"))
 
 
 TIER_TITLES = {
@@ -85,18 +86,20 @@ def render_table(advice: Advice) -> str:
         return nothing
     parts = [safe(_caveat(advice.summary) + _headline(advice.summary))]
     for title, shown in _tiers(advice):
-        table = Table(title=title, title_justify="left")
-        for i, c in enumerate(HEADERS):  # the signature folds, so that the numbers stay whole
-            table.add_column(c, justify="left" if i in (1, 2) else "right", no_wrap=i != 2,
-                             overflow="fold" if i == 2 else "ellipsis", min_width=12 if i == 2 else None)
-        for row in _rows(shown):
-            table.add_row(*row)
+        # the signature wraps and low-value columns go first on a narrow terminal: numbers stay whole
+        table, dropped = fitted(HEADERS, list(_rows(shown)), flexible=2, drop_order=_DROP, left=(1, 2),
+                                title=title, title_justify="left", caption_justify="left")
+        table.caption = left_out(dropped) or None
         parts.append(capture(table).rstrip("\n"))
     reasons = []
+    width = console().width
     for s in advice.shown:
         reasons.append(f"{s.rank}. {s.action} {safe(s.signature)}")
-        reasons += [f"   - {safe(r)}" for r in s.reasons]
-    return "\n".join(parts) + "\n" + "\n".join(reasons)
+        # wrapped to the terminal, each reason indented under its bullet
+        reasons += [textwrap.fill(safe(r), width, initial_indent="   - ", subsequent_indent="     ",
+                                  break_on_hyphens=False) for r in s.reasons]
+    head = textwrap.fill(parts[0], width, break_on_hyphens=False) if "\n" not in parts[0] else parts[0]
+    return "\n".join([head] + parts[1:]) + "\n" + "\n".join(reasons)
 
 
 def render_markdown(advice: Advice) -> str:
