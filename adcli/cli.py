@@ -20,7 +20,9 @@ from .advisor.config import Thresholds
 from .app.advice import IncompleteProfileError
 from .app.profiling import SORTS as PROFILE_SORTS
 from .errors import AdcliError
+from .fileio import check_writable, write_text
 from .profiler.api import DEFAULT_SAMPLE_BUDGET, NoGradientError, report_error
+from .render import console as console_settings
 from .render import formats, render
 from .render.check import summary_line
 from .render.profile import render_speedscope
@@ -70,10 +72,26 @@ def _thresholds(kwargs: dict) -> dict:
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="adcli")
+@click.version_option(__version__, "-V", "--version", prog_name="adcli")
 @click.option("--debug", is_flag=True, help="Show full tracebacks instead of one-line errors.")
-def cli(debug: bool) -> None:
+@click.option("-q", "--quiet", is_flag=True, help="No progress display and no notes on standard error (errors still).")
+@click.option("--color/--no-color", "color", default=None,
+              help="Force ANSI styles on or off (default: on a terminal, unless NO_COLOR is set).")
+def cli(debug: bool, quiet: bool, color: bool | None) -> None:
     """adcli: find the AD rules worth writing or importing for your NumPy program."""
+    console_settings.QUIET = quiet
+    console_settings.COLOR = color
+
+
+def _out(text: str) -> None:
+    """Standard output; ANSI styles kept with --color even off a terminal (click strips them)."""
+    click.echo(text, color=console_settings.COLOR)
+
+
+def _note(message: str) -> None:
+    """An informational line on standard error (left out with --quiet)."""
+    if not console_settings.QUIET:
+        click.echo(message, err=True)
 
 
 @cli.group()
@@ -88,7 +106,7 @@ def rules() -> None:
 @_format_option(app.RuleListing)
 def rules_list(source: str, fmt: str) -> None:
     """List rules by callable and source."""
-    click.echo(render(app.rules_list(source), fmt))
+    _out(render(app.rules_list(source), fmt))
 
 
 @rules.command("show")
@@ -96,7 +114,7 @@ def rules_list(source: str, fmt: str) -> None:
 @_format_option(app.RuleInfo)
 def rules_show(name: str, fmt: str) -> None:
     """Show what adcli knows about one callable, e.g. `numpy.kron` or `np.linalg.cholesky`."""
-    click.echo(render(app.rules_show(name), fmt))
+    _out(render(app.rules_show(name), fmt))
 
 
 class Size(click.ParamType):
@@ -147,9 +165,9 @@ def profile(module, output, rules_files, include, exclude, top, sort, no_replay,
                            sample_budget=sample_budget, progress=progress)
     report_error(done.run)
     data = done.view.profile
-    click.echo(render(done.view, "table"))
+    _out(render(done.view, "table"))
     replay = f"; replays took {data.replay_s:.1f} s" if data.replay_s else ""
-    click.echo(f"profile written to {output}" + (" (partial)" if data.partial else "") + replay, err=True)
+    _note(f"profile written to {output}" + (" (partial)" if data.partial else "") + replay)
     if done.run.exit_status:
         sys.exit(done.run.exit_status)
 
@@ -169,10 +187,10 @@ def show(profile: str, fmt: str, top: int, sort: str, speedscope: str | None, fo
     view = app.show(profile, top, sort)
     if speedscope is not None:  # refused before anything is printed: no half-done output
         app.profiling.check_speedscope_target(speedscope, profile, force)
-    click.echo(render(view, fmt))
+    _out(render(view, fmt))
     if speedscope is not None:
         app.profiling.write_speedscope(speedscope, render_speedscope(view.profile))
-        click.echo(f"adcli: wrote {speedscope} (open it at https://www.speedscope.app)", err=True)
+        _note(f"adcli: wrote {speedscope} (open it at https://www.speedscope.app)")
 
 
 @cli.command()
@@ -183,19 +201,29 @@ def show(profile: str, fmt: str, top: int, sort: str, speedscope: str | None, fo
 @click.option("--all", "show_all", is_flag=True, help="List keep-derived signatures too, with their reasons.")
 @click.option("--tier", type=click.Choice(TIERS), default=None,
               help="Only one tier: library (NumPy/SciPy rules, which serve every program) or user (your functions).")
+@click.option("-o", "--output", default=None, metavar="FILE", help="Write the advice to FILE instead of the terminal.")
+@click.option("--force", is_flag=True, help="Overwrite the --output file if it exists.")
 @_threshold_options
-def suggest(profiles, fmt, sort, show_all, tier, **options) -> None:
+def suggest(profiles, fmt, sort, show_all, tier, output, force, **options) -> None:
     """Advise, per signature, which rules to hand-write, import, or keep derived.
 
     PROFILES default to adcli-profile.json; several are aggregated (which rules would serve
     all these workloads; with --tier library, which rules an engine should ship). Thresholds
     also come from [tool.adcli] in pyproject.toml.
     """
+    if output is not None:
+        check_writable(output, force)  # before any work: nothing half-done
     advice = app.advise(profiles, _thresholds(options), sort=sort, show_all=show_all, tier=tier)
     if fmt == "json" and advice.summary.get("problems"):  # the JSON is a list (the contract): say it here
         click.echo(f"adcli: warning: advice from an incomplete profile: {safe('; '.join(advice.summary['problems']))}",
                    err=True)
-    click.echo(render(advice, fmt))
+    if output is None:
+        _out(render(advice, fmt))
+        return
+    with console_settings.plain():  # a file gets no ANSI styles and the off-terminal width
+        text = render(advice, fmt)
+    write_text(output, text + "\n")
+    _note(f"adcli: wrote {output}")
 
 
 @cli.command()
@@ -230,7 +258,7 @@ def check(rules_file, profile_path, script, fmt) -> None:
     Exit status 1 when a rule is wrong, crashes or is still a TODO; 0 otherwise.
     """
     report = app.check(rules_file, profile_path, script)
-    click.echo(render(report, fmt))
+    _out(render(report, fmt))
     if report.results:
         click.echo(summary_line(report), err=True)
     if report.failed:
@@ -243,7 +271,7 @@ def check(rules_file, profile_path, script, fmt) -> None:
 @_format_option(app.Comparison)
 def compare(before, after, fmt) -> None:
     """Compare two profiles: per signature and in total, gradient time, allocations, who served it."""
-    click.echo(render(app.compare(before, after), fmt))
+    _out(render(app.compare(before, after), fmt))
 
 
 def main() -> None:

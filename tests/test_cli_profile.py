@@ -160,3 +160,21 @@ def test_suggest_fits_80_columns_without_truncating_numbers(tmp_path, monkeypatc
     # the savings and shares of the wide table are all in the narrow one, whole
     cells = [c.strip() for row in wide.splitlines() if row.startswith("│") for c in row.split("│")[8:10]]
     assert cells and all(c in narrow for c in cells if c)
+
+
+def test_command_line_conventions_version_quiet_color_and_suggest_output(tmp_path):
+    assert invoke("-V").output.startswith("adcli, version")
+    out = str(tmp_path / "p.json")
+    quiet = subprocess.run([sys.executable, "-m", "adcli", "-q", "profile", "-o", out, script("known_calls.py")],
+                           capture_output=True, text=True, cwd=str(tmp_path))
+    assert quiet.returncode == 0 and "profile written" not in quiet.stderr and "numpy.kron" in quiet.stdout
+    colored = subprocess.run([sys.executable, "-m", "adcli", "--color", "show", out], capture_output=True, text=True)
+    plain = subprocess.run([sys.executable, "-m", "adcli", "--no-color", "show", out], capture_output=True, text=True)
+    assert "\x1b[" in colored.stdout and "\x1b" not in plain.stdout
+    advice = str(tmp_path / "advice.md")
+    assert invoke("suggest", out, "--format", "markdown", "-o", advice).exit_code == 0
+    text = open(advice).read()
+    assert text.startswith("**") and "\x1b" not in text
+    again = invoke("suggest", out, "-o", advice)
+    assert again.exit_code == 2 and "exists; pass --force" in again.output and open(advice).read() == text
+    assert invoke("suggest", out, "-o", advice, "--force").exit_code == 0 and open(advice).read() != text

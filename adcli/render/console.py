@@ -11,6 +11,7 @@ lowest-value columns are left out, in a stated order, and a note says which.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 
@@ -28,10 +29,38 @@ def _columns_env() -> int | None:
     return n if n >= 40 else None
 
 
+# Set by the command line: --quiet, --color/--no-color (None: decide from the terminal and NO_COLOR).
+QUIET = False
+COLOR: bool | None = None
+_PLAIN = [0]  # > 0 inside plain(): output bound for a file
+
+
+@contextlib.contextmanager
+def plain():
+    """Render for a file: no ANSI styles, the off-terminal width."""
+    _PLAIN[0] += 1
+    try:
+        yield
+    finally:
+        _PLAIN[0] -= 1
+
+
+def styled(tty: bool) -> bool:
+    """Whether output gets ANSI styles: --color/--no-color, else a terminal without NO_COLOR."""
+    if _PLAIN[0]:
+        return False
+    if COLOR is not None:
+        return COLOR
+    return tty and not os.environ.get("NO_COLOR")
+
+
 def console() -> Console:
-    tty = os.isatty(1)
-    plain = bool(os.environ.get("NO_COLOR")) or not tty
+    tty = os.isatty(1) and not _PLAIN[0]
+    plain = not styled(tty)
     width = _columns_env() or (None if tty else WIDTH)
+    if not plain and not tty:  # --color off a terminal
+        return Console(color_system="standard", force_terminal=True, width=width, highlight=False, emoji=False,
+                       markup=False)
     return Console(no_color=plain, color_system=None if plain else "auto", force_terminal=tty or None,
                    width=width, highlight=False, emoji=False, markup=False)
 
