@@ -141,7 +141,8 @@ class Size(click.ParamType):
               help="Source files that count as your code "
                    "(default: the script's folder, not the standard library or site-packages).")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Source files that do not count as your code.")
-@click.option("--top", default=10, show_default=True, help="Signatures in the printed summary.")
+@click.option("--top", type=click.IntRange(min=0), default=10, show_default=True, metavar="N",
+              help="Signatures in the printed summary (0: all).")
 @click.option("--sort", type=click.Choice(PROFILE_SORTS), default="time", show_default=True,
               help="Rank the summary by gradient time or by bytes allocated.")
 @click.option("--no-replay", is_flag=True, help="Skip the isolated replays (faster; no primal or import costs).")

@@ -1,11 +1,15 @@
 """`adcli profile` end to end: click's runner and the real console script."""
 
+import math
 import os
 import subprocess
 import sys
 
+import numpy as np
+import pytest
 from click.testing import CliRunner
 
+import adcli
 from adcli.cli import cli
 from adcli.profiler import store
 
@@ -178,3 +182,20 @@ def test_command_line_conventions_version_quiet_color_and_suggest_output(tmp_pat
     again = invoke("suggest", out, "-o", advice)
     assert again.exit_code == 2 and "exists; pass --force" in again.output and open(advice).read() == text
     assert invoke("suggest", out, "-o", advice, "--force").exit_code == 0 and open(advice).read() != text
+
+
+def test_small_defects_of_the_command_line(tmp_path):
+    """profile --top -5 is refused like show --top -1; a file that is not JSON is not called
+    truncated; math.sin(x) is named as such; suggest's header is a sentence."""
+    bad = invoke("profile", "--top", "-5", script("known_calls.py"))
+    assert bad.exit_code == 2 and "--top" in bad.output
+    garbage = tmp_path / "garbage.json"
+    garbage.write_text("this is not a profile\n")
+    res = invoke("show", str(garbage))
+    assert res.exit_code == 2 and "not JSON" in res.output and "truncated" not in res.output
+    with pytest.raises(adcli.AdcliError, match=r"^math\.sin\(\) \(which takes float\(\)\) of a traced value at "):
+        adcli.grad(lambda x: math.sin(x[0]))(np.ones(2))
+    out = str(tmp_path / "p.json")
+    assert invoke("profile", "-o", out, script("known_calls.py")).exit_code == 0
+    header = invoke("suggest", out, "--all").output.split("\n\n")[0]
+    assert "estimated with no imported" not in " ".join(header.split())

@@ -226,5 +226,5 @@ def calibrate(costs: dict, fallback: float) -> tuple[float, str]:
             n += 1
     if n and primal_s > 0:
         factor = max(rule_s / primal_s, 1.0)
-        return factor, f"calibrated on {n} imported rule(s) measured in the profile(s): {factor:.1f}x the primal"
-    return fallback, f"no imported rule was measured, so the fallback factor {fallback:.1f}x the primal"
+        return factor, f"a factor of {factor:.1f}x the primal, calibrated on {n} imported rule(s) measured in the profile(s)"
+    return fallback, f"the fallback factor {fallback:.1f}x the primal (no imported rule was measured to calibrate it)"

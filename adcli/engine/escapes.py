@@ -3,7 +3,7 @@ numbers, and what to write instead (used by the tracer's dunders, ufunc dispatch
 
 from __future__ import annotations
 
-from .where import numpy_entry, user_instruction, user_location
+from .where import numpy_entry, user_callee, user_instruction, user_location
 
 
 def escape_message(what: str, hint: str) -> str:
@@ -20,7 +20,15 @@ def escape_message(what: str, hint: str) -> str:
         )
     if user_instruction(2) == "STORE_SUBSCR":
         return f"writing a traced value into a plain array at {loc}: {PLAIN_WRITE}"
+    callee = user_callee(2) if what in _CONVERSIONS else None
+    if callee is not None and callee not in _CONVERSIONS[what]:  # math.sin(x) asks float(x) itself
+        what = f"{callee}() (which takes {what})"
     return f"{what} of a traced value at {loc}: the number would drop out of the gradient. {hint}"
+
+
+# The conversions a C function asks a traced value for, and the spellings that call them directly.
+_CONVERSIONS = {"float()": {"float"}, "int()": {"int"}, "complex()": {"complex"},
+                "use as an index": {"operator.index"}}
 
 
 NUMBER_HINT = (

@@ -97,6 +97,25 @@ def user_instruction(depth: int = 1) -> str | None:
     return None
 
 
+def user_callee(depth: int = 1) -> str | None:
+    """The function the user's frame is calling now, as written (``"math.sin"`` for
+    ``math.sin(x[0])``), from the call's source span; None if it is not a call or unknown."""
+    frame = user_frame(depth + 1)
+    if frame is None or not hasattr(frame.f_code, "co_positions"):
+        return None
+    ops = list(dis.get_instructions(frame.f_code))
+    at = next((i for i, ins in enumerate(ops) if ins.offset == frame.f_lasti), None)
+    if at is None or not ops[at].opname.startswith("CALL"):
+        return None
+    positions = list(frame.f_code.co_positions())
+    pos = positions[frame.f_lasti // 2] if frame.f_lasti // 2 < len(positions) else None
+    if pos is None or None in pos or pos[0] != pos[1]:
+        return None
+    text = linecache.getline(frame.f_code.co_filename, pos[0])[pos[2]:pos[3]]
+    callee = text.split("(", 1)[0].strip()
+    return callee if callee and all(p.isidentifier() for p in callee.split(".")) else None
+
+
 def user_location(depth: int = 2) -> str:
     """``"path/to/file.py:12 (`the source line`)"`` for the user's innermost frame."""
     frame = user_frame(depth)

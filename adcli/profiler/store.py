@@ -60,9 +60,15 @@ def load(path: str) -> Profile:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
+        stripped = text.lstrip()
+        if not stripped.startswith(("{", "[")):  # not JSON at all (text, binary, another format)
+            what = "not JSON" if stripped else "an empty file"
+            raise ProfileError(f"{path} is not a valid profile ({what}: a profile is the JSON `adcli profile` writes)") \
+                from None
         # a file cut short ends without closing its outermost object
         what = "truncated" if not text.rstrip().endswith(("}", "]")) else "corrupt"
-        raise ProfileError(f"{path} is not a valid profile ({what} JSON at line {exc.lineno}, column {exc.colno})") from None
+        raise ProfileError(f"{path} is not a valid profile ({what} JSON at line {exc.lineno}, column {exc.colno}: "
+                           f"{exc.msg})") from None
     except ValueError as exc:  # e.g. an integer of more digits than Python converts
         raise ProfileError(f"{path} is not a valid profile ({exc})") from None
     except RecursionError:
