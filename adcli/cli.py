@@ -21,7 +21,7 @@ from .app.advice import IncompleteProfileError
 from .app.profiling import SORTS as PROFILE_SORTS
 from .errors import AdcliError
 from .fileio import check_writable, write_text
-from .profiler.api import DEFAULT_SAMPLE_BUDGET, NoGradientError, report_error
+from .profiler.api import DEFAULT_REPLAYS_TOTAL, DEFAULT_SAMPLE_BUDGET, NoGradientError, report_error
 from .render import console as console_settings
 from .render import formats, render
 from .render.check import summary_line
@@ -146,13 +146,16 @@ class Size(click.ParamType):
 @click.option("--sort", type=click.Choice(PROFILE_SORTS), default="time", show_default=True,
               help="Rank the summary by gradient time or by bytes allocated.")
 @click.option("--no-replay", is_flag=True, help="Skip the isolated replays (faster; no primal or import costs).")
+@click.option("--replay-budget", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_REPLAYS_TOTAL,
+              show_default=True, metavar="SECONDS",
+              help="Time for all the replays; signatures left when it runs out are not replayed (and are named).")
 @click.option("--sample-budget", type=Size(), default=human_bytes(DEFAULT_SAMPLE_BUDGET).replace(" ", ""),
               show_default=True, help="Bytes of sample inputs kept in all (0: none; replays need samples).")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 @click.argument("script", required=False)
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def profile(module, output, rules_files, include, exclude, top, sort, no_replay, sample_budget, force, script,
-            args) -> None:
+def profile(module, output, rules_files, include, exclude, top, sort, no_replay, replay_budget, sample_budget, force,
+            script, args) -> None:
     """Run SCRIPT (or -m MODULE) and profile every gradient it takes.
 
     Options after SCRIPT belong to the script, as with cProfile and pyinstrument.
@@ -163,11 +166,13 @@ def profile(module, output, rules_files, include, exclude, top, sort, no_replay,
     with progress_callback() as progress:
         done = app.profile(target, argv, module=module is not None, output=output, rules=rules_files,
                            include=include, exclude=exclude, replays=not no_replay, force=force, top=top, sort=sort,
-                           sample_budget=sample_budget, progress=progress)
+                           sample_budget=sample_budget, progress=progress, replays_total=replay_budget)
     report_error(done.run)
     data = done.view.profile
     _out(render(done.view, "table"))
     replay = f"; replays took {data.replay_s:.1f} s" if data.replay_s else ""
+    for note in data.notes:
+        _note(f"adcli: {safe(note)}")
     _note(f"profile written to {output}" + (" (partial)" if data.partial else "") + replay)
     if done.run.exit_status:
         sys.exit(done.run.exit_status)

@@ -17,6 +17,14 @@ import numpy as np
 _perf = time.perf_counter
 
 
+ON_CALL: list = []  # callbacks run after each timed call (a progress display counting replayed calls)
+
+
+def _called() -> None:
+    for hook in ON_CALL:
+        hook()
+
+
 def stable_median(fn, budget: float = 0.2, min_repeats: int = 5, max_repeats: int = 500) -> tuple[float, int]:
     """Median seconds of ``fn()`` and the number of runs: at least ``min_repeats`` runs, more
     until ``budget`` seconds are spent or ``max_repeats`` reached. Garbage collection is off while
@@ -31,6 +39,8 @@ def stable_median(fn, budget: float = 0.2, min_repeats: int = 5, max_repeats: in
             t0 = _perf()
             fn()
             times.append(_perf() - t0)
+            if ON_CALL:
+                _called()
     finally:
         if was_enabled:
             gc.enable()
@@ -58,6 +68,8 @@ def alternating_medians(fns: list, budget: float = 0.2, min_rounds: int = 5, max
                 fn()
                 out.append(_perf() - t0)
             rounds += 1
+            if ON_CALL:
+                _called()
     finally:
         if was_enabled:
             gc.enable()

@@ -199,3 +199,19 @@ def test_small_defects_of_the_command_line(tmp_path):
     assert invoke("profile", "-o", out, script("known_calls.py")).exit_code == 0
     header = invoke("suggest", out, "--all").output.split("\n\n")[0]
     assert "estimated with no imported" not in " ".join(header.split())
+
+
+def test_replays_hide_what_the_program_prints_and_keep_to_their_budget(tmp_path):
+    out = str(tmp_path / "p.json")
+    res = subprocess.run([sys.executable, "-m", "adcli", "profile", "-o", out, script("chatty.py")],
+                         capture_output=True, text=True, cwd=str(tmp_path))
+    assert res.returncode == 0
+    assert res.stdout.count("Running simulation...") == 3  # the program's three gradients, not the replays'
+    assert "line(s) they printed were hidden" in res.stderr
+    tight = str(tmp_path / "tight.json")
+    res = subprocess.run([sys.executable, "-m", "adcli", "profile", "-o", tight, "--replay-budget", "0.001",
+                          script("chatty.py")], capture_output=True, text=True, cwd=str(tmp_path))
+    assert res.returncode == 0 and "replays stopped at the 0.001 s budget: 1 of 2 signature(s) not replayed" in res.stderr
+    doc = load_json(tight)
+    assert doc["unreplayed"] == 1 and any("not replayed" in n for n in doc["notes"])
+    assert "1 signature(s) not replayed within the --replay-budget" in " ".join(invoke("show", tight).output.split())

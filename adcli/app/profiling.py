@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass
 
 from ..fileio import OutputError, check_writable, write_text
-from ..profiler.api import DEFAULT_SAMPLE_BUDGET, profile_program
+from ..profiler.api import DEFAULT_REPLAYS_TOTAL, DEFAULT_SAMPLE_BUDGET, profile_program
 from ..profiler.model import Profile
 from ..profiler.runner import RunResult
 from ..profiler.store import load
@@ -35,11 +35,12 @@ class ProfileRun:
 
 def profile(target: str, argv: list, *, module: bool = False, output: str = "adcli-profile.json", rules=(),
             include=(), exclude=(), replays: bool = True, force: bool = False, top: int = 10, sort: str = "time",
-            sample_budget: int = DEFAULT_SAMPLE_BUDGET, progress=None) -> ProfileRun:
+            sample_budget: int = DEFAULT_SAMPLE_BUDGET, progress=None,
+            replays_total: float | None = DEFAULT_REPLAYS_TOTAL) -> ProfileRun:
     """Run ``target`` under the profiler and save its profile (see profiler.api.profile_program)."""
     data, run = profile_program(target, argv, module=module, output=output, rules=rules, include=include,
                                 exclude=exclude, replays=replays, force=force, sample_budget=sample_budget,
-                                progress=progress)
+                                progress=progress, replays_total=replays_total)
     return ProfileRun(ProfileView(data, top, sort), run, output)
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import io
 import os
 import platform
 import sys
@@ -12,7 +14,7 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from .. import __version__
+from .. import __version__, measure
 from ..errors import AdcliError
 from ..fileio import OutputError, check_writable
 from . import replay
@@ -22,6 +24,7 @@ from .runner import RunResult, ScriptError, find_module, load_rules, run_module,
 from .session import Session
 from .store import save, sidecar
 
+DEFAULT_REPLAYS_TOTAL = 120.0  # seconds for all the replays of one run (--replay-budget)
 DEFAULT_SAMPLE_BUDGET = 100_000_000  # bytes of sample inputs kept in all (docs/profiler.md)
 
 
@@ -37,6 +40,7 @@ class NoGradientError(AdcliError):
 def profile_program(target: str, argv: list, *, module: bool = False, output: str = "adcli-profile.json",
                     rules: tuple = (), include: tuple = (), exclude: tuple = (), replays: bool = True,
                     replay_budget: float = 0.2, force: bool = False, progress=None,
+                    replays_total: float | None = DEFAULT_REPLAYS_TOTAL,
                     sample_budget: int = DEFAULT_SAMPLE_BUDGET) -> tuple[Profile, RunResult]:
     """Run ``target`` (a script path, or a module with ``module=True``) under the profiler,
     replay its costly signatures, and save the profile to ``output`` (+ ``.npz``).
@@ -97,7 +101,7 @@ def profile_program(target: str, argv: list, *, module: bool = False, output: st
     if replays and not run.interrupted:
         t0 = time.perf_counter()
         try:
-            _replays(profile, session, replay_budget, progress)
+            _replays(profile, session, replay_budget, progress, replays_total)
             profile.replays = "done"
         except KeyboardInterrupt:  # Ctrl-C during the replays: keep what was measured, exit as Ctrl-C does
             profile.partial = True
@@ -134,10 +138,12 @@ def save_or_fallback(profile: Profile, output: str, samples: dict) -> tuple[str,
         return fallback, problem
 
 
-def _replays(profile: Profile, session: Session, budget: float, progress) -> None:
+def _replays(profile: Profile, session: Session, budget: float, progress, total_budget: float | None = None) -> None:
     chosen = replay.choose(profile)
-    with threadpool_limits(1):  # BLAS on one thread: timings comparable between calls and machines
-        _replay_each(chosen, session, budget, progress)
+    out, err = io.StringIO(), io.StringIO()
+    # the replays re-run the program's functions: what they print is not the program's output
+    with threadpool_limits(1), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        _replay_each(profile, chosen, session, budget, progress, total_budget)
         try:
             replay.in_program(profile, session.by_id, budget)
         except KeyboardInterrupt:
@@ -146,20 +152,46 @@ def _replays(profile: Profile, session: Session, budget: float, progress) -> Non
             for s in profile.signatures:
                 if s.replay is not None:
                     s.replay.program_s = s.replay.program_import_s = s.replay.program_floor_s = None
+    hidden = (out.getvalue() + err.getvalue()).count("\n")
+    if hidden:
+        profile.notes.append(f"the replays re-ran your functions; the {hidden} line(s) they printed were hidden")
 
 
-def _replay_each(chosen: list, session: Session, budget: float, progress) -> None:
-    for n, stats in enumerate(chosen):
-        if progress is not None:
-            progress(n, len(chosen), str(stats.signature))
-        try:
-            stats.replay = replay.replay(session.by_id[stats.id], budget)
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:  # noqa: BLE001 - a replay that fails (even by SystemExit) is reported, not fatal
-            stats.replay = Replay(error=f"{type(exc).__name__}: {exc}")
+def _replay_each(profile: Profile, chosen: list, session: Session, budget: float, progress,
+                 total_budget: float | None) -> None:
+    started = time.perf_counter()
+    calls = [0]
+
+    def tick() -> None:  # after every timed call: the display moves while a signature is replayed
+        calls[0] += 1
+        if progress is not None and calls[0] % 8 == 0:
+            progress(n, len(chosen), label, calls[0])
+
+    measure.ON_CALL.append(tick)
+    try:
+        for n, stats in enumerate(chosen):
+            label = str(stats.signature)
+            if total_budget is not None and time.perf_counter() - started > total_budget:
+                profile.unreplayed = len(chosen) - n
+                profile.notes.append(f"replays stopped at the {total_budget:g} s budget: {profile.unreplayed} of "
+                                     f"{len(chosen)} signature(s) not replayed (--replay-budget to allow more)")
+                break
+            if progress is not None:
+                progress(n, len(chosen), label, calls[0])
+            _replay_one(stats, session, budget)
+    finally:
+        measure.ON_CALL.remove(tick)
     if progress is not None:
-        progress(len(chosen), len(chosen), "")
+        progress(len(chosen), len(chosen), "", calls[0])
+
+
+def _replay_one(stats, session: Session, budget: float) -> None:
+    try:
+        stats.replay = replay.replay(session.by_id[stats.id], budget)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - a replay that fails (even by SystemExit) is reported, not fatal
+        stats.replay = Replay(error=f"{type(exc).__name__}: {exc}")
 
 
 def report_error(run: RunResult) -> None:

@@ -182,6 +182,8 @@ class Profile:
     pair: str = ""  # the id the sample file shares with this document (store.save)
     failed_gradients: int = 0  # gradients that ended by an exception (their times cover only what ran)
     replays: str = ""  # REPLAYS: done, skipped (--no-replay, or the run ended early), interrupted; "" unknown
+    notes: list = field(default_factory=list)  # what the profiler says about this run, in words
+    unreplayed: int = 0  # signatures chosen for replay but left out at the --replay-budget
 
     def by_id(self) -> dict:
         return {s.id: s for s in self.signatures}
@@ -210,6 +212,8 @@ class Profile:
                        "or measured imports")
         elif self.replays == "interrupted":
             out.append("replays interrupted: some signatures have none")
+        if self.unreplayed:
+            out.append(f"{self.unreplayed} signature(s) not replayed within the --replay-budget")
         return out
 
     def to_json(self) -> dict:
@@ -218,7 +222,8 @@ class Profile:
             "adcli_version": self.adcli_version, "python": self.python, "numpy": self.numpy,
             "platform": self.platform, "exit_status": self.exit_status, "partial": self.partial,
             "replay_s": self.replay_s, "pair": self.pair, "failed_gradients": self.failed_gradients,
-            "replays": self.replays, "totals": self.totals.to_json(),
+            "replays": self.replays, "notes": list(self.notes), "unreplayed": self.unreplayed,
+            "totals": self.totals.to_json(),
             "signatures": [s.to_json() for s in self.signatures], "tree": self.tree.to_json(),
         }
 
@@ -280,7 +285,14 @@ class _Reader:
             command=command, partial=self.get(data, "partial", bool, "", False),
             exit_status=self.exit_status(data),
             replay_s=self.get(data, "replay_s", float, "", 0.0),
-            failed_gradients=self.count(data, "failed_gradients"), replays=self.replays(data), **meta)
+            failed_gradients=self.count(data, "failed_gradients"), replays=self.replays(data),
+            notes=self.notes(data), unreplayed=self.count(data, "unreplayed"), **meta)
+
+    def notes(self, data: dict) -> list:
+        v = data.get("notes", [])
+        if not (isinstance(v, list) and all(isinstance(n, str) for n in v)):
+            self.fail("field 'notes'", "must be a list of strings")
+        return list(v)
 
     def count(self, data: dict, key: str) -> int:
         v = data.get(key, 0)
