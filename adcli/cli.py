@@ -241,9 +241,12 @@ def suggest(profiles, fmt, sort, show_all, tier, output, force, **options) -> No
 @click.option("--tier", type=click.Choice(TIERS), default=None,
               help="Only one tier: library (NumPy/SciPy rules, which serve every program) or user (your functions).")
 @_threshold_options
-def export(profile, output, top, only, force, tier, **options) -> None:
+@click.option("--script", default=None, type=click.Path(dir_okay=False), metavar="SCRIPT",
+              help="The profiled script: the tests of rules on its functions load it, so they run under pytest.")
+def export(profile, output, top, only, force, tier, script, **options) -> None:
     """Write the suggested rules as one Python module: finished imports, hand-write skeletons, tests."""
-    done = app.export(profile, output, top=top, only=only, force=force, options=_thresholds(options), tier=tier)
+    done = app.export(profile, output, top=top, only=only, force=force, options=_thresholds(options), tier=tier,
+                      script=script)
     if done.path is None:
         click.echo("nothing to export: no import or hand-written rule is suggested (see `adcli suggest --all`)")
         return

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import ast
 import importlib.util
 import os
-import sys
 import traceback
 from dataclasses import dataclass
 
 from ..engine.registry import declared_rules
 from ..errors import AdcliError
-from ..profiler.instrument import instrument
+from ..profiler.runner import ScriptError
 from ..profiler.samples import decode
+from ..profiler.script import load_script
 from ..profiler.store import Samples, load
 from ..rules.declare import Rule
 from ..rules.dispatch import dispatch, original
@@ -56,48 +55,18 @@ def _rules_snapshot() -> set:
 
 
 def load_script_definitions(script: str) -> None:
-    """Define a script's functions as ``__main__`` without running its main block (top-level
-    ``if __name__ == "__main__":`` statements are left out), so that rules declared for
-    ``"__main__:name"`` find their functions. Only for a script the user names (``--script``):
-    nothing a profile says is ever run. Its top level does run: a failure there is one line."""
-    if not os.path.isfile(script):
-        raise RulesFileError(f"no script at {script}")
+    """Define a script's functions as ``__main__`` without running its main block
+    (profiler.script.load_script); its errors as RulesFileError."""
     try:
-        with open(script, "rb") as f:
-            tree = ast.parse(f.read(), filename=script)
-    except (SyntaxError, ValueError) as exc:  # ValueError: NUL bytes
-        where = f"{script}:{exc.lineno}" if getattr(exc, "lineno", None) else script
-        raise RulesFileError(f"{where}: the script cannot be compiled: {getattr(exc, 'msg', exc)}") from None
-    except OSError as exc:
-        raise RulesFileError(f"cannot read {script}: {exc.strerror or exc}") from None
-    tree.body = [s for s in tree.body if not _is_main_guard(s)]
-    module = type(sys)("__main__")
-    module.__file__ = os.path.abspath(script)
-    code = instrument(ast.unparse(tree), script)
-    saved = sys.modules.get("__main__")
-    sys.modules["__main__"] = module
-    try:
-        exec(code, module.__dict__)
-    except SystemExit as exc:
-        sys.modules["__main__"] = saved
-        raise RulesFileError(f"{script} called sys.exit({exc.code!r}) while its functions were being defined: "
-                             "move that code under `if __name__ == \"__main__\":`") from None
-    except Exception as exc:  # noqa: BLE001 - the script's own error, reported in one line
-        sys.modules["__main__"] = saved
-        line = _line_in(exc, os.path.abspath(script))
-        raise RulesFileError(f"{line or script}: the script's top level raised {type(exc).__name__}: {exc}") from None
+        load_script(script, reload=True)
+    except ScriptError as exc:
+        raise RulesFileError(str(exc)) from None
 
 
 def _line_in(exc: BaseException, path: str) -> str | None:
     """``file:line`` of the innermost frame of ``exc``'s traceback in ``path``."""
     frames = [fr for fr in traceback.extract_tb(exc.__traceback__) if os.path.abspath(fr.filename) == path]
     return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else None
-
-
-def _is_main_guard(stmt) -> bool:
-    return (isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare)
-            and isinstance(stmt.test.left, ast.Name) and stmt.test.left.id == "__name__"
-            and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in stmt.test.comparators))
 
 
 def load_rules_file(path: str):

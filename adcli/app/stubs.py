@@ -13,26 +13,28 @@ import textwrap
 import numpy as np
 
 from ..advisor import HAND_WRITE, IMPORT
-from ..engine.descriptors import array_type
+from ..engine.descriptors import array_type, describe
 from ..engine.signature import Signature
 from ..units import safe
 
 _HEADER = '''"""Rules exported by adcli {version} from the profile named in PROFILE below.
 
-Imports are finished code, restricted to the concrete types the profile saw; each is verified
-against finite differences and adcli's derived rule when this module loads. Hand-written rules
-are skeletons: the forward pass is filled in, the pullback is a TODO that raises until you
-write it. Each rule has a test below; run them with `adcli check THIS_FILE --profile PROFILE`
-(and `--script SCRIPT` for rules on the profiled script's functions).
+Imports are finished code, restricted to the concrete types the profile saw; each is
+verified against finite differences and adcli's derived rule when this module loads.
+Hand-written rules are skeletons: the forward pass is filled in, the pullback is a TODO
+that raises until you write it. Each rule has a test below: run them with pytest, or with
+`adcli check THIS_FILE --profile PROFILE` (and `--script SCRIPT` for rules on the
+profiled script's functions).
 
 Use: `adcli profile --rules THIS_FILE SCRIPT`, or import this module before the code it
-serves. Rules for functions of the profiled script are declared by name ("__main__:name"):
-`adcli profile` and `adcli check` make the script's functions dispatch points (docs/rules.md).
+serves. Rules for functions of the profiled script are declared by name
+("__main__:name"): `adcli profile` and `adcli check` make the script's functions
+dispatch points (docs/rules.md); the tests define them with load_script(SCRIPT).
 """
 
 {imports}
 PROFILE = {source!r}
-'''
+{script}'''
 
 
 def _ident(text: str, taken: set) -> str:
@@ -62,9 +64,29 @@ def _numpy_expr(sig: Signature) -> str | None:
     return "np." + ".".join(parts[1:])
 
 
+_INT_DTYPES = {"i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8", "u16": "uint16",
+               "u32": "uint32", "u64": "uint64", "b": "bool"}
+
+
 def _example(desc: str, sample) -> str | None:
-    """A Python expression for an argument of type ``desc``: the sample's shape when known."""
+    """A Python expression for an argument of type ``desc``: the sample's shape when known.
+    Containers (dict, list, tuple) are built from the sample's own structure; their keys are
+    written as Python literals (repr), never as code."""
+    if isinstance(sample, dict) and desc.startswith("dict"):
+        if not all(type(k) in (str, int) for k in sample):
+            return None
+        parts = [_example(describe(v), v) for v in sample.values()]
+        return None if None in parts else "{" + ", ".join(f"{k!r}: {p}" for k, p in zip(sample, parts)) + "}"
+    if isinstance(sample, (list, tuple)) and desc.startswith(("list", "tuple")):
+        parts = [_example(describe(v), v) for v in sample]
+        if None in parts:
+            return None
+        return f"[{', '.join(parts)}]" if isinstance(sample, list) else f"({', '.join(parts)}{',' if len(parts) == 1 else ''})"
     t = array_type(desc)
+    if t is not None and t.code in _INT_DTYPES:  # indices and masks: zeros are valid everywhere
+        shape = tuple(int(n) for n in sample.shape) if isinstance(sample, np.ndarray) and sample.ndim == t.ndim \
+            else (3,) * t.ndim
+        return f"np.zeros({shape!r}, dtype=np.{_INT_DTYPES[t.code]})"
     if t is not None and t.code in ("f16", "f32", "f64"):
         dtype = {"f16": "np.float16", "f32": "np.float32", "f64": "np.float64"}[t.code]
         shape = tuple(int(n) for n in sample.shape) if isinstance(sample, np.ndarray) and sample.ndim == t.ndim \
@@ -86,8 +108,10 @@ def _example(desc: str, sample) -> str | None:
     return None
 
 
-def rules_module(suggestions, samples: dict, source: str, version: str) -> str:
-    """The module text. ``samples``: Signature -> list of sample argument values (or None)."""
+def rules_module(suggestions, samples: dict, source: str, version: str, script: str | None = None) -> str:
+    """The module text. ``samples``: Signature -> list of sample argument values (or None).
+    ``script``: the profiled script, relative to the module's folder, as the user named it
+    (``adcli export --script``): the tests of rules on its functions load it."""
     out = []
     taken: set = {"np", "adcli", "check_rule"}
     for s in suggestions:
@@ -128,6 +152,12 @@ def rules_module(suggestions, samples: dict, source: str, version: str) -> str:
         examples = [_example(d, v) for d, v in zip(positional, samples.get(sig) or [None] * len(positional))]
         call = f"adcli.rules.dispatch(adcli.rules.original({target}))" if is_user else numpy_expr
         out.append(f"\n\ndef test_{ident}():\n")
+        if is_user and script:
+            out.append("    load_script(SCRIPT)  # the script's functions, without its main block\n")
+        if is_user and not script:  # the test below, once its script's functions are defined
+            needed = f"the script defining {sig.target} is needed: re-export with --script SCRIPT"
+            out.append(f"    # re-export with --script SCRIPT to run this test with pytest\n"
+                       f"    raise NotImplementedError({needed!r})\n")
         if any(e is None for e in examples):
             missing = [d for d, e in zip(positional, examples) if e is None]
             out.append(f"    # no example input for {', '.join(missing)}: pass arguments of the recorded types\n"
@@ -139,8 +169,14 @@ def rules_module(suggestions, samples: dict, source: str, version: str) -> str:
                        f"    args = ({', '.join(examples)}{',' if len(examples) == 1 else ''})\n"
                        f"    print(check_rule({call}, *args{', kwargs={' + kw + '}' if keywords else ''}))\n")
     body = "".join(out)
-    # import only what the body uses: a lint-clean module whatever was exported
-    imports = ["import adcli.rules"] + (["import numpy as np"] if "np." in body else []) + (
+    # import only what the body uses, sorted as isort sorts (the standard library first): a
+    # lint-clean module whatever was exported
+    uses_script = "load_script(SCRIPT)" in body
+    stdlib = ["import os"] if uses_script else []
+    third = ["import adcli.rules"] + (["import numpy as np"] if "np." in body else []) + (
+        ["from adcli.profiler import load_script"] if uses_script else []) + (
         ["from adcli.testing import check_rule"] if "check_rule(" in body else [])
-    header = _HEADER.format(version=version, source=source, imports="\n".join(imports) + "\n")
+    imports = "\n".join(stdlib) + ("\n\n" if stdlib else "") + "\n".join(third) + "\n"
+    where = f"SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), {script!r})\n" if uses_script else ""
+    header = _HEADER.format(version=version, source=source, imports=imports, script=where)
     return header + body

@@ -1,0 +1,64 @@
+"""Define a script's functions, as ``__main__``, without running its main block.
+
+Rules for a script's functions are declared by name (``"__main__:loss"``); ``adcli check
+--script`` and the tests ``adcli export --script`` writes need those functions to exist. The
+script is compiled as ``adcli profile`` compiles it (every function a dispatch point) and its
+top level run, without the top-level ``if __name__ == "__main__":`` blocks (so a guarded training
+loop does not run again). Only for a script the user names: nothing a profile says is ever run.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import sys
+import traceback
+
+from .instrument import instrument
+from .runner import ScriptError
+
+_loaded: dict = {}  # absolute path -> the module made from it
+
+
+def load_script(script: str, reload: bool = False):
+    """Make ``script``'s functions the ``__main__`` module's (once per path unless ``reload``);
+    returns the module. ScriptError (one line) if it cannot be read, compiled or run."""
+    path = os.path.abspath(script)
+    if not reload and path in _loaded:
+        sys.modules["__main__"] = _loaded[path]
+        return _loaded[path]
+    if not os.path.isfile(script):
+        raise ScriptError(f"no script at {script}")
+    try:
+        with open(script, "rb") as f:
+            tree = ast.parse(f.read(), filename=script)
+    except (SyntaxError, ValueError) as exc:  # ValueError: NUL bytes
+        where = f"{script}:{exc.lineno}" if getattr(exc, "lineno", None) else script
+        raise ScriptError(f"{where}: the script cannot be compiled: {getattr(exc, 'msg', exc)}") from None
+    except OSError as exc:
+        raise ScriptError(f"cannot read {script}: {exc.strerror or exc}") from None
+    tree.body = [s for s in tree.body if not _is_main_guard(s)]
+    module = type(sys)("__main__")
+    module.__file__ = path
+    code = instrument(ast.unparse(tree), script)
+    saved = sys.modules.get("__main__")
+    sys.modules["__main__"] = module
+    try:
+        exec(code, module.__dict__)
+    except SystemExit as exc:
+        sys.modules["__main__"] = saved
+        raise ScriptError(f"{script} called sys.exit({exc.code!r}) while its functions were being defined: "
+                          "move that code under `if __name__ == \"__main__\":`") from None
+    except Exception as exc:  # noqa: BLE001 - the script's own error, reported in one line
+        sys.modules["__main__"] = saved
+        frames = [fr for fr in traceback.extract_tb(exc.__traceback__) if os.path.abspath(fr.filename) == path]
+        line = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else script
+        raise ScriptError(f"{line}: the script's top level raised {type(exc).__name__}: {exc}") from None
+    _loaded[path] = module
+    return module
+
+
+def _is_main_guard(stmt) -> bool:
+    return (isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare)
+            and isinstance(stmt.test.left, ast.Name) and stmt.test.left.id == "__name__"
+            and any(isinstance(c, ast.Constant) and c.value == "__main__" for c in stmt.test.comparators))
