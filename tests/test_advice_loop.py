@@ -244,3 +244,20 @@ def test_exported_tests_run_under_plain_pytest_with_dict_and_int_inputs(tmp_path
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", rules], capture_output=True,
                           text=True, cwd=str(tmp_path))
     assert done.returncode == 0, done.stdout[-3000:]
+
+
+def test_check_does_not_rerun_the_scripts_work_and_names_its_lines(tmp_path):
+    """check --script defines the script's functions and data, but does not run its top-level
+    loop or calls again (an unguarded training loop that prints); an error names the script's line."""
+    script = os.path.join(os.path.dirname(__file__), "support", "scripts", "unguarded.py")
+    prof, rules = str(tmp_path / "p.json"), str(tmp_path / "rules.py")
+    assert invoke("profile", "-o", prof, script).output.count("training ...") == 1
+    assert invoke("export", prof, "-o", rules, "--import-burden", "0", "--handwrite-burden", "0").exit_code == 0
+    res = subprocess.run([sys.executable, "-m", "adcli", "check", rules, "--profile", prof, "--script", script],
+                         capture_output=True, text=True, cwd=str(tmp_path))
+    assert "training" not in res.stdout + res.stderr and "TODO" in res.stdout
+    unregister("__main__:f")
+    bad = tmp_path / "bad.py"
+    bad.write_text("import numpy as np\n\n\ndef f(x):\n    return x\n\n\nY = 1 / 0\n")
+    res = invoke("check", rules, "--script", str(bad))
+    assert res.exit_code == 2 and f"{bad}:8: the script's top level raised ZeroDivisionError" in res.output

@@ -51,9 +51,10 @@ def _is_generator(fn) -> bool:
     return False
 
 
-def instrument(source: bytes | str, filename: str):
-    """Compile ``source`` with every function made a dispatch point."""
-    tree = ast.parse(source, filename=filename)
+def instrument(source, filename: str):
+    """Compile ``source`` (text, or an ``ast.Module`` parsed from the file: its line numbers
+    are kept) with every function made a dispatch point."""
+    tree = source if isinstance(source, ast.Module) else ast.parse(source, filename=filename)
     tree = _Decorate().visit(tree)
     # `import adcli.rules as __adcli_rules__` after the docstring and __future__ imports
     at = 0

@@ -3,8 +3,10 @@
 Rules for a script's functions are declared by name (``"__main__:loss"``); ``adcli check
 --script`` and the tests ``adcli export --script`` writes need those functions to exist. The
 script is compiled as ``adcli profile`` compiles it (every function a dispatch point) and its
-top level run, without the top-level ``if __name__ == "__main__":`` blocks (so a guarded training
-loop does not run again). Only for a script the user names: nothing a profile says is ever run.
+definitions run: imports, functions, classes and top-level assignments (the data the functions
+read), but not the ``if __name__ == "__main__":`` block, top-level loops or bare calls (a
+training loop, ``print``, ``main()``), which do the program's work. Errors name the script's own
+lines. Only for a script the user names: nothing a profile says is ever run.
 """
 
 from __future__ import annotations
@@ -37,10 +39,10 @@ def load_script(script: str, reload: bool = False):
         raise ScriptError(f"{where}: the script cannot be compiled: {getattr(exc, 'msg', exc)}") from None
     except OSError as exc:
         raise ScriptError(f"cannot read {script}: {exc.strerror or exc}") from None
-    tree.body = [s for s in tree.body if not _is_main_guard(s)]
+    tree.body = [s for s in tree.body if _defines(s)]
     module = type(sys)("__main__")
     module.__file__ = path
-    code = instrument(ast.unparse(tree), script)
+    code = instrument(tree, script)  # the file's own line numbers, for errors
     saved = sys.modules.get("__main__")
     sys.modules["__main__"] = module
     try:
@@ -56,6 +58,17 @@ def load_script(script: str, reload: bool = False):
         raise ScriptError(f"{line}: the script's top level raised {type(exc).__name__}: {exc}") from None
     _loaded[path] = module
     return module
+
+
+def _defines(stmt) -> bool:
+    """Whether a top-level statement is kept: imports, definitions, assignments (the data the
+    functions read) and blocks that may hold them; not the main block, loops, or bare calls
+    (a training loop, ``print(...)``, ``main()``), which do the program's work."""
+    if _is_main_guard(stmt) or isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+        return False
+    if isinstance(stmt, ast.Expr):
+        return isinstance(stmt.value, ast.Constant)  # a docstring
+    return True
 
 
 def _is_main_guard(stmt) -> bool:
