@@ -19,18 +19,20 @@ import sys
 
 import pytest
 
-from .engine.registry import declared_rules, remove_rule
-
 
 def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "adcli_rules(module, ...): load adcli rules modules for this test only")
 
 
 def _declared() -> set:
+    from .engine.registry import declared_rules
+
     return {id(r) for r in declared_rules()}
 
 
 def _remove_new(before: set) -> None:
+    from .engine.registry import declared_rules, remove_rule
+
     for r in declared_rules():
         if id(r) not in before:
             remove_rule(r)

@@ -28,14 +28,20 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("advisor", ["adcli.advisor"]),
     ("app", ["adcli.app"]),
     ("render", ["adcli.render"]),
-    ("cli", ["adcli.cli", "adcli.cli_show", "adcli.__main__"]),
+    ("cli", ["adcli.cli", "adcli.cli_show", "adcli.__main__", "adcli.pytest_plugin"]),
 ]
 
 #: The layers the facade ``adcli/__init__.py`` may import from.
 FACADE_LAYERS = ("base", "engine")
 
 #: Function-level imports of adcli modules that are allowed: ``(importer, imported): reason``.
-LAZY: dict[tuple[str, str], str] = {}
+LAZY: dict[tuple[str, str], str] = {
+    # pytest loads the plugin in every run of an environment with adcli installed: the engine
+    # (and NumPy) load only when a test uses one of its fixtures
+    ("adcli.pytest_plugin", "adcli.testing"): "loaded when a test uses the adcli_check_rule fixture",
+    ("adcli.pytest_plugin", "adcli.rules"): "loaded when a test uses the adcli_rules fixture",
+    ("adcli.pytest_plugin", "adcli.engine.registry"): "loaded when a test declares rules through the plugin",
+}
 
 #: Outside modules that may be imported inside a function, because they are optional: ``name: reason``.
 OPTIONAL: dict[str, str] = {
