@@ -14,6 +14,16 @@ suggestion  one ranked piece of advice for one signature: action, saving, reason
 
 from .engine import grad, stop_gradient, value_and_grad
 from .errors import AdcliError
+from .version import __version__
 
-__version__ = "0.1.0"
-__all__ = ["grad", "value_and_grad", "stop_gradient", "AdcliError", "__version__"]
+__all__ = ["grad", "value_and_grad", "stop_gradient", "profile", "AdcliError", "__version__"]
+
+
+def __getattr__(name: str):
+    """``adcli.profile``: the profiler, loaded on first use (``import adcli`` stays the engine's)."""
+    if name == "profile":
+        from .app.notebook import profile
+        from .render import html  # noqa: F401  (rich display of the results in Jupyter)
+
+        return profile
+    raise AttributeError(f"module 'adcli' has no attribute {name!r}")

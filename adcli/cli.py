@@ -13,7 +13,7 @@ from dataclasses import fields
 
 import click
 
-from . import __version__, app
+from . import app
 from .advisor.choose import SORTS as ADVICE_SORTS
 from .advisor.choose import TIERS
 from .advisor.config import Thresholds
@@ -30,6 +30,7 @@ from .render.progress import progress_callback
 from .render.text import safe
 from .rules.listing import SOURCES
 from .units import human_bytes, parse_bytes
+from .version import __version__
 
 
 class _Group(click.Group):

@@ -19,7 +19,7 @@ from tests.support.layers import Report, check, format_sizes, long_modules, modu
 
 #: ``(layer, module prefixes)``, ordered low to high; a module's layer is that of its longest matching prefix.
 LAYERS: list[tuple[str, list[str]]] = [
-    ("base", ["adcli.errors", "adcli.units", "adcli.fileio"]),
+    ("base", ["adcli.errors", "adcli.units", "adcli.fileio", "adcli.version"]),
     ("engine", ["adcli.engine"]),
     ("measure", ["adcli.measure", "adcli.gradcheck"]),
     ("rules", ["adcli.rules"]),
@@ -41,6 +41,8 @@ LAZY: dict[tuple[str, str], str] = {
     ("adcli.pytest_plugin", "adcli.testing"): "loaded when a test uses the adcli_check_rule fixture",
     ("adcli.pytest_plugin", "adcli.rules"): "loaded when a test uses the adcli_rules fixture",
     ("adcli.pytest_plugin", "adcli.engine.registry"): "loaded when a test declares rules through the plugin",
+    ("adcli", "adcli.app.notebook"): "adcli.profile(): the profiler loads on first use, `import adcli` is the engine",
+    ("adcli", "adcli.render.html"): "adcli.profile(): its results' rich display in Jupyter, with the profiler",
 }
 
 #: Outside modules that may be imported inside a function, because they are optional: ``name: reason``.

@@ -43,12 +43,19 @@ def advise(paths=(), options: dict | None = None, sort: str = "saving", show_all
     threshold values given on the command line (None: from [tool.adcli] in the nearest
     pyproject.toml above ``start``, else the defaults)."""
     th = thresholds(options or {}, start)  # bad options fail before any file is read
-    loaded = [load(p) for p in (paths or (DEFAULT_PROFILE,))]
+    paths = tuple(paths or (DEFAULT_PROFILE,))
+    return advise_profiles([load(p) for p in paths], th, paths, sort=sort, show_all=show_all, tier=tier)
+
+
+def advise_profiles(loaded: list, th: Thresholds, names=None, sort: str = "saving", show_all: bool = False,
+                    tier: str | None = None) -> Advice:
+    """Suggestions for profiles already in memory (``names``: how to call them in messages)."""
+    paths = tuple(names or [f"profile {i + 1}" for i in range(len(loaded))])
     if not any(p.signatures for p in loaded):
         raise ProfileError("the profile is empty: it recorded no signature (did the program take a gradient?)")
     if not sum(p.totals.gradient_s for p in loaded) > 0:
         raise ProfileError("the profile records no gradient time (did every gradient fail?): nothing to weigh a rule against")
-    unreplayed = [p for p, prof in zip(paths or (DEFAULT_PROFILE,), loaded) if not prof.replayed]
+    unreplayed = [p for p, prof in zip(paths, loaded) if not prof.replayed]
     if unreplayed:
         raise IncompleteProfileError(
             f"cannot advise from {', '.join(unreplayed)}: no call was replayed (profiled with --no-replay, or the run "
@@ -56,7 +63,7 @@ def advise(paths=(), options: dict | None = None, sort: str = "saving", show_all
             "run `adcli profile` again without --no-replay")
     suggestions, summary = suggest(loaded, th, sort=sort)
     summary["problems"] = [f"{path}: {problem}" if len(loaded) > 1 else problem
-                           for path, prof in zip(paths or (DEFAULT_PROFILE,), loaded) for problem in prof.problems()]
+                           for path, prof in zip(paths, loaded) for problem in prof.problems()]
     return Advice(suggestions, summary, th, show_all, tier)
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from .. import __version__
 from ..advisor import HAND_WRITE, IMPORT
 from ..fileio import OutputError, check_writable, write_text
 from ..profiler.samples import decode
 from ..profiler.store import Samples, load
+from ..version import __version__
 from .advice import advise
 from .stubs import rules_module
 

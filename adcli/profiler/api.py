@@ -14,9 +14,10 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from .. import __version__, measure
+from .. import measure
 from ..errors import AdcliError
 from ..fileio import OutputError, check_writable
+from ..version import __version__
 from . import replay
 from .build import build
 from .model import Profile, Replay
@@ -155,6 +156,9 @@ def _replays(profile: Profile, session: Session, budget: float, progress, total_
     hidden = (out.getvalue() + err.getvalue()).count("\n")
     if hidden:
         profile.notes.append(f"the replays re-ran your functions; the {hidden} line(s) they printed were hidden")
+
+
+run_replays = _replays  # for adcli.profile() (app/notebook.py)
 
 
 def _replay_each(profile: Profile, chosen: list, session: Session, budget: float, progress,

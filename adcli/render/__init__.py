@@ -36,3 +36,5 @@ def render(result, fmt: str = "table") -> str:
 
 
 __all__ = ["render", "formats"]
+
+from . import html  # noqa: E402, F401  (gives the result types str() and Jupyter display; uses render above)

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 
-from .. import __version__
 from ..app.profiling import SORTS
 from ..profiler.model import CallTree, Profile, SignatureStats
 from ..units import DASH, duration, human_bytes, ms
+from ..version import __version__
 from .console import capture, fitted, left_out
 from .text import md_cell, md_code_cell, safe
 

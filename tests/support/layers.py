@@ -225,8 +225,10 @@ def _describe(imp: Import, layers: LayerTable, root: Path) -> str:
     )
 
 
-def _layer_violations(imports: Sequence[Import], layers: LayerTable, root: Path, facade_layers: Collection[str]) -> list[str]:
-    """Imports from a higher layer, and facade imports outside ``facade_layers``."""
+def _layer_violations(imports: Sequence[Import], layers: LayerTable, root: Path, facade_layers: Collection[str],
+                      lazy: Collection[tuple[str, str]] = ()) -> list[str]:
+    """Imports from a higher layer, and facade imports outside ``facade_layers`` (except the
+    function-level ones ``lazy`` admits: a facade attribute that loads a higher layer on first use)."""
     facade = root.name
     rank = {name: i for i, (name, _) in enumerate(layers)}
     out: list[str] = []
@@ -237,7 +239,7 @@ def _layer_violations(imports: Sequence[Import], layers: LayerTable, root: Path,
         if dst == FACADE or NO_LAYER in (src, dst):
             continue  # anyone may import the facade; unplaced modules are reported on their own
         if src == FACADE:
-            if dst not in facade_layers:
+            if dst not in facade_layers and not (imp.in_function and (imp.importer, imp.target) in lazy):
                 allowed = ", ".join(facade_layers)
                 out.append(f"{_describe(imp, layers, root)}: the package facade may import only from {allowed}")
         elif rank[dst] > rank[src]:
@@ -425,7 +427,7 @@ def check(
     modules = discover(root)
     imports, errors = collect_imports(root, modules)
     return Report(
-        layers=_layer_violations(imports, layers, root, facade_layers),
+        layers=_layer_violations(imports, layers, root, facade_layers, lazy),
         unknown=_unknown_modules(modules, layers, root),
         cycles=_cycles(imports, layers, root),
         lazy=_lazy_violations(imports, layers, root, lazy, optional) + stale_lazy(imports, lazy),

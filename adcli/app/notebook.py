@@ -1,0 +1,104 @@
+"""Profiling from Python (a notebook, a test, a script of your own): ``adcli.profile()``.
+
+>>> import numpy as np, adcli
+>>> with adcli.profile(replays=False) as run:
+...     _ = adcli.grad(lambda x: np.sum(np.sin(x) ** 2))(np.ones(3))
+>>> run.profile.totals.gradients
+1
+
+``run.summary()`` and ``run.suggest()`` return the same typed results ``adcli show`` and
+``adcli suggest`` render (with rich display in Jupyter), ``run.save(path)`` writes the profile and
+its samples as ``adcli profile`` does. Functions of your own appear as rows when they are dispatch
+points (``@adcli.rules.dispatch``); scripts run by ``adcli profile`` get that for every function.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+
+import numpy as np
+
+from ..advisor.config import thresholds
+from ..engine import hooks
+from ..errors import AdcliError
+from ..fileio import check_writable
+from ..profiler.api import DEFAULT_REPLAYS_TOTAL, DEFAULT_SAMPLE_BUDGET, NoGradientError, run_replays
+from ..profiler.build import build
+from ..profiler.model import Profile
+from ..profiler.session import Session
+from ..profiler.store import save
+from ..version import __version__
+from .advice import Advice, advise_profiles
+from .profiling import ProfileView
+
+
+class LiveProfile:
+    """The context manager ``adcli.profile()`` returns; after the block, ``profile`` holds what
+    was measured (a :class:`~adcli.profiler.model.Profile`)."""
+
+    def __init__(self, *, replays: bool = True, replay_budget: float = 0.2,
+                 replays_total: float | None = DEFAULT_REPLAYS_TOTAL, include=(), exclude=(),
+                 sample_budget: int = DEFAULT_SAMPLE_BUDGET) -> None:
+        self.replays = replays
+        self.replay_budget = replay_budget
+        self.replays_total = replays_total
+        self._session_args = dict(include=tuple(include), exclude=tuple(exclude), root_dir=os.getcwd(),
+                                  sample_budget=sample_budget)
+        self.profile: Profile | None = None
+        self._samples: dict = {}
+
+    def __enter__(self) -> "LiveProfile":
+        if hooks.current() is not None:
+            raise AdcliError("a profile is already being recorded (profiles do not nest)")
+        self._session = Session(**self._session_args)
+        self._started = datetime.datetime.now(datetime.timezone.utc)
+        hooks.install(self._session)
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        hooks.uninstall()
+        session = self._session
+        if session.gradients == 0:
+            if exc_type is None:
+                raise NoGradientError("no gradient was taken through adcli inside the `with adcli.profile()` block")
+            return False
+        failed = exc_type is not None
+        meta = {
+            "command": ["<python>"], "created": self._started.isoformat(timespec="seconds"),
+            "adcli_version": __version__, "python": platform.python_version(), "numpy": np.__version__,
+            "platform": platform.platform(), "exit_status": 1 if failed else 0,
+            "partial": exc_type is KeyboardInterrupt, "replay_s": 0.0,
+            "failed_gradients": session.failed_gradients, "replays": "skipped",
+        }
+        self.profile, self._samples = build(session, meta)
+        if self.replays and not failed:
+            run_replays(self.profile, session, self.replay_budget, None, self.replays_total)
+            self.profile.replays = "done"
+        return False
+
+    def _measured(self) -> Profile:
+        if self.profile is None:
+            raise AdcliError("nothing measured yet: use the profile as `with adcli.profile() as run:`")
+        return self.profile
+
+    def summary(self, top: int = 10, sort: str = "time") -> ProfileView:
+        """What ``adcli show`` prints (``str()`` of it: the table; in Jupyter: an HTML table)."""
+        return ProfileView(self._measured(), top, sort)
+
+    def suggest(self, sort: str = "saving", show_all: bool = False, tier: str | None = None, **options) -> Advice:
+        """What ``adcli suggest`` advises for this run; ``options``: the thresholds (import_burden=...)."""
+        return advise_profiles([self._measured()], thresholds(options, "."), ["this run"], sort=sort,
+                               show_all=show_all, tier=tier)
+
+    def save(self, path: str = "adcli-profile.json", force: bool = False) -> str:
+        """Write the profile (and its sample inputs beside it), as ``adcli profile -o`` does."""
+        check_writable(path, force)
+        save(self._measured(), path, self._samples)
+        return path
+
+
+def profile(**options) -> LiveProfile:
+    """``with adcli.profile() as run:`` profiles every gradient taken in the block (see the module)."""
+    return LiveProfile(**options)
