@@ -19,6 +19,8 @@ from .advisor.choose import TIERS
 from .advisor.config import Thresholds
 from .app.advice import IncompleteProfileError
 from .app.profiling import SORTS as PROFILE_SORTS
+from .app.report import report as make_report
+from .app.report import write_report
 from .errors import AdcliError
 from .fileio import check_writable, write_text
 from .profiler.api import DEFAULT_REPLAYS_TOTAL, DEFAULT_SAMPLE_BUDGET, NoGradientError, report_error
@@ -273,6 +275,20 @@ def check(rules_file, profile_path, script, fmt) -> None:
         click.echo(summary_line(report), err=True)
     if report.failed:
         sys.exit(1)
+
+
+@cli.command()
+@click.argument("profiles", nargs=-1, type=click.Path(dir_okay=False))
+@click.option("-o", "--output", default="adcli-report.html", show_default=True, metavar="FILE",
+              help="The HTML file to write (self-contained: open it in any browser, offline).")
+@click.option("--force", is_flag=True, help="Overwrite the output file if it exists.")
+@_threshold_options
+def report(profiles, output, force, **options) -> None:
+    """Write one HTML page: status, signatures, AD-ratio chart, flame graphs and the advice."""
+    check_writable(output, force)  # before any work: nothing half-done
+    page = render(make_report(profiles, _thresholds(options)), "html")
+    write_report(output, page, force=True)
+    _note(f"adcli: wrote {output}")
 
 
 @cli.command()

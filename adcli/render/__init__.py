@@ -8,7 +8,8 @@ format, add a function to the ``RENDERERS`` table of the result's module here.
 from __future__ import annotations
 
 from ..app import Advice, CheckReport, Comparison, ProfileView, RuleInfo, RuleListing
-from . import check, compare, profile, rules, suggest
+from ..app.report import Report
+from . import check, compare, profile, report, rules, suggest
 
 _BY_TYPE: dict = {
     ProfileView: profile.RENDERERS,
@@ -17,6 +18,7 @@ _BY_TYPE: dict = {
     Comparison: compare.RENDERERS,
     RuleListing: rules.LIST_RENDERERS,
     RuleInfo: rules.SHOW_RENDERERS,
+    Report: report.RENDERERS,
 }
 
 

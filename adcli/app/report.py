@@ -1,0 +1,35 @@
+"""``adcli report``: the profiles and their advice, for one self-contained HTML page."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..fileio import check_writable, write_text
+from ..profiler.model import Profile
+from ..profiler.store import load
+from .advice import DEFAULT_PROFILE, Advice, IncompleteProfileError, advise
+
+
+@dataclass
+class Report:
+    """What a report shows: the profiles, and the advice (None, with ``no_advice`` saying why)."""
+
+    paths: tuple
+    profiles: list[Profile]
+    advice: Advice | None
+    no_advice: str = ""
+
+
+def report(paths=(), options: dict | None = None) -> Report:
+    paths = tuple(paths or (DEFAULT_PROFILE,))
+    profiles = [load(p) for p in paths]
+    try:
+        advice, why = advise(paths, options), ""
+    except IncompleteProfileError as exc:  # the page still shows what was measured, and says why not more
+        advice, why = None, str(exc)
+    return Report(paths, profiles, advice, why)
+
+
+def write_report(output: str, html: str, force: bool = False) -> None:
+    check_writable(output, force)
+    write_text(output, html)
