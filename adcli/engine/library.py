@@ -24,9 +24,10 @@ all of those are the *same function object*. So the engine intercepts at the obj
   when the differentiated function raises. A call from another thread at any moment runs either
   code, both correct for plain arguments.
 * **What a call costs.** While patched, a call with no traced argument goes to a copy of the
-  original function made at first patch (one extra Python call and a scan of the arguments,
-  1-3 µs); a traced call is looked up in the registry like a NumPy function (a declared
-  rule for its signature, else the native rule) and served. Setting and undoing the patch costs
+  original function made at first patch (one extra Python call and a scan of the arguments:
+  under 1 µs for arrays and numbers, 1-3 µs for containers); a traced call is looked up in the
+  registry like a NumPy function (a declared rule for its signature, else the native rule) and
+  served. Setting and undoing the patch costs
   about 0.1 µs per patched function per outermost gradient: 2.6 µs for the 36 functions of
   NumPy's and SciPy's five modules, 1.1 µs when the program has not imported SciPy (measured,
   this machine).
@@ -42,6 +43,8 @@ import sys
 import threading
 import types
 
+import numpy as np
+
 from ..errors import NoRuleError, TracingError
 from . import hooks
 from .core import has_tracer
@@ -55,6 +58,8 @@ RULES: dict = {}
 # The SciPy modules the rules come from (imported by `adcli rules list`, never by the engine).
 MODULES = ("scipy.special", "scipy.stats", "scipy.signal", "scipy.linalg", "scipy.integrate")
 _ROUTE = "__adcli_route__"  # the private keyword-only default the trampoline reads
+# argument types that never hold a traced value (a plain call's fast path)
+_PLAIN = frozenset({np.ndarray, float, int, bool, str, type(None), np.float64, np.float32, np.int64, np.bool_})
 
 
 class _Patch:
@@ -82,6 +87,12 @@ class _Patch:
 
     def route(self, args: tuple, kwargs: dict):
         """The trampoline's whole body: a plain call runs the original, a traced one a rule."""
+        for a in args:  # the common plain call (arrays, numbers, None) without the recursive scan
+            if type(a) not in _PLAIN:
+                break
+        else:
+            if not kwargs or all(type(v) in _PLAIN for v in kwargs.values()):
+                return self.clone(*args, **kwargs)
         if not (has_tracer(args) or has_tracer(kwargs)):
             try:
                 return self.clone(*args, **kwargs)
