@@ -263,13 +263,26 @@ def export(profile, output, top, only, force, tier, script, **options) -> None:
 @click.option("--script", default=None, type=click.Path(dir_okay=False),
               help="The script whose functions rules for \"__main__:name\" serve: its definitions are loaded "
                    "(its `if __name__ == \"__main__\":` block is not run). Never taken from the profile.")
+@click.option("--sizes", default=None, metavar="1,4,16",
+              help="With --profile: for each rule, time it against what it replaces (and autograd) on the recorded "
+                   "sample scaled to these sizes along its leading axis: the table a rule's pull request carries.")
 @_format_option(app.CheckReport)
-def check(rules_file, profile_path, script, fmt) -> None:
+def check(rules_file, profile_path, script, sizes, fmt) -> None:
     """Check every rule RULES_FILE declares: gradient, agreement, speed and allocations.
 
     Exit status 1 when a rule is wrong, crashes or is still a TODO; 0 otherwise.
     """
-    report = app.check(rules_file, profile_path, script)
+    size_list = None
+    if sizes is not None:
+        try:
+            size_list = [int(v) for v in sizes.split(",")]
+        except ValueError:
+            raise click.BadParameter(f"{sizes!r}: give positive integers, e.g. 1,4,16", param_hint="--sizes") from None
+        if not size_list or min(size_list) < 1 or len(size_list) > 8:
+            raise click.BadParameter("give 1 to 8 positive integers, e.g. 1,4,16", param_hint="--sizes")
+        if profile_path is None:
+            raise click.UsageError("--sizes scales the profile's sample inputs: give --profile PROFILE too")
+    report = app.check(rules_file, profile_path, script, sizes=size_list)
     _out(render(report, fmt))
     if report.results:
         click.echo(summary_line(report), err=True)

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -261,3 +262,23 @@ def test_check_does_not_rerun_the_scripts_work_and_names_its_lines(tmp_path):
     bad.write_text("import numpy as np\n\n\ndef f(x):\n    return x\n\n\nY = 1 / 0\n")
     res = invoke("check", rules, "--script", str(bad))
     assert res.exit_code == 2 and f"{bad}:8: the script's top level raised ZeroDivisionError" in res.output
+
+
+def test_check_sizes_prints_the_evidence_table_a_rule_pull_request_carries(tmp_path):
+    scripts = os.path.join(os.path.dirname(__file__), "support", "scripts")
+    prof = str(tmp_path / "p.json")
+    assert invoke("profile", "-o", prof, os.path.join(scripts, "uses_cumsum.py")).exit_code == 0
+    try:
+        res = invoke("check", os.path.join(scripts, "cumsum_rules.py"), "--profile", prof, "--sizes", "1,3",
+                     "--format", "markdown")
+        assert res.exit_code == 0, res.output
+        rows = [line for line in res.output.splitlines() if line.startswith("| 1x") or line.startswith("| 3x")]
+        assert len(rows) == 2 and "(50,)" in rows[0] and "(150,)" in rows[1]
+        assert "gradient check passed; without the rule it is native" in res.output
+        for row in rows:  # rule, without, autograd (a NumPy function: autograd has it), speedup
+            cells = [c.strip() for c in row.strip("|").split("|")]
+            assert cells[2].endswith("B") and cells[3].endswith("B") and cells[4].endswith("s") and cells[5].endswith("x")
+    finally:
+        unregister(np.cumsum)
+    bad = invoke("check", os.path.join(scripts, "cumsum_rules.py"), "--sizes", "1,0")
+    assert bad.exit_code == 2 and "--sizes" in bad.output

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..engine.registry import declared_rules
 from ..errors import AdcliError
@@ -16,6 +16,7 @@ from ..profiler.store import Samples, load
 from ..rules.declare import Rule
 from ..rules.dispatch import dispatch, original
 from ..testing import GradientMismatch, check_rule
+from .evidence import evidence
 
 STATUSES = ("ok", "wrong", "todo", "error")
 
@@ -36,10 +37,11 @@ class RuleCheck:
 
 @dataclass
 class CheckReport:
-    """Every rule a rules file declares, checked."""
+    """Every rule a rules file declares, checked (``evidence``: with --sizes, per rule)."""
 
     path: str
     results: list
+    evidence: list = field(default_factory=list)
 
     @property
     def failed(self) -> list:
@@ -92,7 +94,8 @@ def _callable_for(rule: Rule):
     return rule.target
 
 
-def check(path: str, profile: str | None = None, script: str | None = None, timing: bool = True) -> CheckReport:
+def check(path: str, profile: str | None = None, script: str | None = None, timing: bool = True,
+          sizes: list | None = None) -> CheckReport:
     """Check each rule ``path`` declares: on the profile's sample inputs for the rule's signature
     when ``profile`` is given and has them, else by running the module's own ``test_*``
     functions. ``script``: the program whose functions rules for ``"__main__:name"`` serve (its
@@ -115,8 +118,13 @@ def check(path: str, profile: str | None = None, script: str | None = None, timi
     tests = {name: getattr(module, name) for name in dir(module) if name.startswith("test_")}
     by_sig = {s.signature: s for s in data.signatures} if data is not None else {}
     try:
-        return CheckReport(path, [_check_one(rule, _sample_args(by_sig.get(rule.signature), samples), tests, timing)
-                                  for rule in declared])
+        report = CheckReport(path, [_check_one(rule, _sample_args(by_sig.get(rule.signature), samples), tests, timing)
+                                    for rule in declared])
+        for rule, result in zip(declared, report.results):
+            args = _sample_args(by_sig.get(rule.signature), samples)
+            if sizes and args is not None and result.status == "ok":
+                report.evidence.append(evidence(rule, _callable_for(rule), args, sizes))
+        return report
     finally:
         if samples is not None:
             samples.close()

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from ..app.check import CheckReport
-from .text import safe
+from ..units import DASH, duration, human_bytes
+from .text import md_cell, md_code, md_line, safe
 
 
 def render_table(report: CheckReport) -> str:
@@ -15,7 +16,37 @@ def render_table(report: CheckReport) -> str:
     for r in report.results:
         lines.append(safe(f"{r.status.upper():5s}  {r.rule}  [{r.source}]" + (f"  on {r.on}" if r.on else "")))
         lines += [f"       {safe(line)}" for line in (r.report or "").splitlines()]
+    for ev in report.evidence:
+        lines += ["", *_evidence_markdown(ev)]
     return "\n".join(lines)
+
+
+def _cell(seconds, nbytes=None) -> str:
+    if seconds is None:
+        return DASH
+    return duration(seconds) + (f", {human_bytes(nbytes)}" if nbytes is not None else "")
+
+
+def _evidence_markdown(ev) -> list:
+    """The table a rule's pull request carries (markdown, readable as text too)."""
+    out = [f"**{md_code(ev.rule)}**: gradient check {md_line(ev.check)}; without the rule it is {md_line(ev.without)}",
+           "", "| size | input shapes | with the rule | without it | autograd | rule speedup |",
+           "|---:|---|---:|---:|---:|---:|"]
+    for row in ev.rows:
+        if row.note:
+            out.append(f"| {row.size}x | {md_cell(row.shapes)} | {md_cell(row.note)} | | | |")
+            continue
+        speed = f"{row.speedup:.1f}x" if row.speedup else DASH
+        out.append(f"| {row.size}x | {md_cell(row.shapes)} | {_cell(row.rule_s, row.rule_bytes)} | "
+                   f"{_cell(row.without_s, row.without_bytes)} | {_cell(row.peer_s)} | {speed} |")
+    return out
+
+
+def render_markdown(report: CheckReport) -> str:
+    lines = [f"- **{md_line(r.status.upper())}** {md_code(r.rule)} [{md_line(r.source)}]" for r in report.results]
+    for ev in report.evidence:
+        lines += ["", *_evidence_markdown(ev)]
+    return "\n".join(lines) if report.results else f"{report.path} declares no rule"
 
 
 def render_json(report: CheckReport) -> str:
@@ -28,4 +59,4 @@ def summary_line(report: CheckReport) -> str:
     return f"{len(report.results) - len(report.failed)} of {len(report.results)} rule(s) ok"
 
 
-RENDERERS = {"table": render_table, "json": render_json}
+RENDERERS = {"table": render_table, "json": render_json, "markdown": render_markdown}

@@ -1,0 +1,109 @@
+"""``adcli check RULES --profile P --sizes 1,4,16``: the evidence a rule's pull request carries.
+
+For each rule with sample inputs in the profile: the gradient check (``check_rule`` on the
+recorded sample), then, at each size, the recorded sample scaled along its leading axis (every
+array argument repeated ``size`` times along axis 0; a size the shapes do not allow is reported
+as such): the time and peak memory of one gradient through the rule, the same without it (the
+native rule or the derivation it replaces), autograd's where it has the function, and the rule's
+speedup. Timings are lower quartiles over about ``budget`` seconds, BLAS on one thread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from ..engine.grad import vjp
+from ..engine.registry import without_declared
+from ..measure import peak_bytes, stable_median
+from ..rules.declare import suspended
+from ..testing import GradientMismatch, check_rule
+
+
+@dataclass
+class SizeRow:
+    size: int
+    shapes: str
+    rule_s: float | None = None
+    rule_bytes: int | None = None
+    without_s: float | None = None
+    without_bytes: int | None = None
+    peer_s: float | None = None
+    note: str = ""
+
+    @property
+    def speedup(self) -> float | None:
+        return self.without_s / self.rule_s if self.rule_s and self.without_s else None
+
+
+@dataclass
+class Evidence:
+    rule: str
+    check: str  # "passed" or the failure
+    without: str  # what serves the call without the rule
+    rows: list = field(default_factory=list)
+
+
+def scaled(args: list, size: int) -> list:
+    """``args`` with every array of at least one dimension repeated ``size`` times along axis 0."""
+    return [np.concatenate([a] * size, axis=0) if isinstance(a, np.ndarray) and a.ndim >= 1 else a for a in args]
+
+
+def _float_argnums(args) -> tuple:
+    return tuple(i for i, a in enumerate(args)
+                 if isinstance(a, float) or (isinstance(a, np.ndarray) and a.dtype.kind == "f"))
+
+
+def _gradient(fn, args):
+    argnums = _float_argnums(args)
+    out = fn(*args)
+    cot = np.ones_like(out) if isinstance(out, np.ndarray) else 1.0
+    g = vjp(lambda *a: fn(*a), argnums, cot)
+    return lambda: g(*args)
+
+
+def _peer(rule, args, budget):
+    """autograd's gradient of the same NumPy function, or None (a user function has no peer)."""
+    if isinstance(rule.target, tuple):
+        return None
+    try:
+        import autograd
+        import autograd.numpy as anp
+    except ImportError:  # pragma: no cover - autograd is a dependency
+        return None
+    fn = getattr(anp, getattr(rule.target, "__name__", ""), None)
+    if fn is None:
+        return None
+    argnums = _float_argnums(args)
+    g = autograd.grad(lambda *a: anp.sum(fn(*a)), argnums)
+    g(*args)
+    return stable_median(lambda: g(*args), budget)[0]
+
+
+def evidence(rule, call, args: list, sizes: list, budget: float = 0.2) -> Evidence:
+    """The evidence for one rule, called through ``call`` on the recorded ``args``."""
+    try:
+        check_rule(call, *args, timing=False)
+        status = "passed"
+    except GradientMismatch as exc:
+        status = f"FAILED: {str(exc).splitlines()[0]}"
+    ev = Evidence(str(rule.signature), status, without_declared(rule.target) or "nothing")
+    with threadpool_limits(1):
+        for size in sizes:
+            xs = scaled(args, size)
+            row = SizeRow(size, ", ".join(str(tuple(a.shape)) for a in xs if isinstance(a, np.ndarray)))
+            try:
+                with_rule = _gradient(call, xs)
+                row.rule_s = stable_median(with_rule, budget)[0]
+                row.rule_bytes = peak_bytes(with_rule)
+                with suspended(rule):
+                    plain = _gradient(call, xs)
+                    row.without_s = stable_median(plain, budget)[0]
+                    row.without_bytes = peak_bytes(plain)
+                row.peer_s = _peer(rule, xs, budget)
+            except Exception as exc:  # noqa: BLE001 - a size the shapes do not allow
+                row.note = f"not at this size: {type(exc).__name__}: {str(exc).splitlines()[0][:80]}"
+            ev.rows.append(row)
+    return ev
