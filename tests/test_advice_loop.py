@@ -277,7 +277,7 @@ def test_check_sizes_prints_the_evidence_table_a_rule_pull_request_carries(tmp_p
         assert "gradient check passed; without the rule it is native" in res.output
         for row in rows:  # rule, without, autograd (a NumPy function: autograd has it), speedup
             cells = [c.strip() for c in row.strip("|").split("|")]
-            assert cells[2].endswith("B") and cells[3].endswith("B") and cells[4].endswith("s") and cells[5].endswith("x")
+            assert cells[2].endswith("B") and cells[3].endswith("B") and cells[4].endswith("B") and cells[5].endswith("x")
     finally:
         unregister(np.cumsum)
     bad = invoke("check", os.path.join(scripts, "cumsum_rules.py"), "--sizes", "1,0")

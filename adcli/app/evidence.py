@@ -31,6 +31,7 @@ class SizeRow:
     without_s: float | None = None
     without_bytes: int | None = None
     peer_s: float | None = None
+    peer_bytes: int | None = None
     note: str = ""
 
     @property
@@ -65,7 +66,8 @@ def _gradient(fn, args):
 
 
 def _peer(rule, args, budget):
-    """autograd's gradient of the same NumPy function, or None (a user function has no peer)."""
+    """(seconds, peak bytes) of autograd's gradient of the same NumPy function, or None (a user
+    function has no peer)."""
     if isinstance(rule.target, tuple):
         return None
     try:
@@ -79,7 +81,7 @@ def _peer(rule, args, budget):
     argnums = _float_argnums(args)
     g = autograd.grad(lambda *a: anp.sum(fn(*a)), argnums)
     g(*args)
-    return stable_median(lambda: g(*args), budget)[0]
+    return stable_median(lambda: g(*args), budget)[0], peak_bytes(lambda: g(*args))
 
 
 def evidence(rule, call, args: list, sizes: list, budget: float = 0.2) -> Evidence:
@@ -102,7 +104,7 @@ def evidence(rule, call, args: list, sizes: list, budget: float = 0.2) -> Eviden
                     plain = _gradient(call, xs)
                     row.without_s = stable_median(plain, budget)[0]
                     row.without_bytes = peak_bytes(plain)
-                row.peer_s = _peer(rule, xs, budget)
+                row.peer_s, row.peer_bytes = _peer(rule, xs, budget) or (None, None)
             except Exception as exc:  # noqa: BLE001 - a size the shapes do not allow
                 row.note = f"not at this size: {type(exc).__name__}: {str(exc).splitlines()[0][:80]}"
             ev.rows.append(row)

@@ -38,7 +38,7 @@ def _evidence_markdown(ev) -> list:
             continue
         speed = f"{row.speedup:.1f}x" if row.speedup else DASH
         out.append(f"| {row.size}x | {md_cell(row.shapes)} | {_cell(row.rule_s, row.rule_bytes)} | "
-                   f"{_cell(row.without_s, row.without_bytes)} | {_cell(row.peer_s)} | {speed} |")
+                   f"{_cell(row.without_s, row.without_bytes)} | {_cell(row.peer_s, row.peer_bytes)} | {speed} |")
     return out
 
 
