@@ -69,11 +69,14 @@ def _blocks(text: str) -> list:
 
 
 def shape(block: str) -> list:
-    """What must not drift: the words, in order, with every number (and its unit: µs or ms, kB
-    or MB follow the measurement) and the box-drawing rules left out; line breaks too, as
-    wrapping follows the numbers' widths."""
+    """What must not drift: the commands, tables, headers and verdicts, word by word, with every
+    number (and its unit: µs or ms, kB or MB follow the measurement) and the box-drawing rules
+    left out; line breaks too, as wrapping follows the numbers' widths."""
+    # indented lines are the advisor's reasons and check's reports: prose whose clauses follow
+    # the measurements (a vectorisable share appears or not): not part of the shape
+    block = "\n".join(line for line in block.splitlines() if not line.startswith("   "))
     text = re.sub(r"[━─┏┓┗┛┣┫┳┻╋┡┩╇┃│└┘┴┬┼├┤┌┐]+", " ", block)
-    text = re.sub(r"[-+]?\d[\d.,]*(e[-+]?\d+)?(\s?(ns|µs|ms|s|B|kB|MB|GB)\b)?", "#", text)
+    text = re.sub(r"[-+]?\d[\d.,]*(e[-+]?\d+)?(\s*(ns|µs|ms|s|B|kB|MB|GB)\b)?", "#", text)
     return text.split()
 
 

@@ -22,3 +22,5 @@ def test_the_shape_ignores_numbers_but_not_words():
         sys.path.pop(0)
     assert shape("│ 1 │ f(f64[1d]) │ 3.180 │ 27.3× │") == shape("│ 1 │ f(f64[1d]) │   12.5 │ 8.8× │")
     assert shape("saves 4.25 ms per run") != shape("saves 4.25 ms per call")
+    assert shape("leave 151\nµs of the primal") == shape("leave 85.7 µs of the primal")  # wrapped between them
+    assert shape("1. hand-write f\n   - derived 4 ms\n     + 2 ms") == shape("1. hand-write f\n   - other prose")
