@@ -118,10 +118,9 @@ def check(path: str, profile: str | None = None, script: str | None = None, timi
     tests = {name: getattr(module, name) for name in dir(module) if name.startswith("test_")}
     by_sig = {s.signature: s for s in data.signatures} if data is not None else {}
     try:
-        report = CheckReport(path, [_check_one(rule, _sample_args(by_sig.get(rule.signature), samples), tests, timing)
-                                    for rule in declared])
-        for rule, result in zip(declared, report.results):
-            args = _sample_args(by_sig.get(rule.signature), samples)
+        args_of = [_sample_args(by_sig.get(rule.signature), samples) for rule in declared]
+        report = CheckReport(path, [_check_one(rule, args, tests, timing) for rule, args in zip(declared, args_of)])
+        for rule, args, result in zip(declared, args_of, report.results):
             if sizes and args is not None and result.status == "ok":
                 report.evidence.append(evidence(rule, _callable_for(rule), args, sizes))
         return report

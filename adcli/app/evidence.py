@@ -18,6 +18,7 @@ from threadpoolctl import threadpool_limits
 from ..engine.grad import vjp
 from ..engine.registry import without_declared
 from ..measure import peak_bytes, stable_median
+from ..profiler.replay import float_argnums
 from ..rules.declare import suspended
 from ..testing import GradientMismatch, check_rule
 
@@ -52,13 +53,8 @@ def scaled(args: list, size: int) -> list:
     return [np.concatenate([a] * size, axis=0) if isinstance(a, np.ndarray) and a.ndim >= 1 else a for a in args]
 
 
-def _float_argnums(args) -> tuple:
-    return tuple(i for i, a in enumerate(args)
-                 if isinstance(a, float) or (isinstance(a, np.ndarray) and a.dtype.kind == "f"))
-
-
 def _gradient(fn, args):
-    argnums = _float_argnums(args)
+    argnums = float_argnums(args)
     out = fn(*args)
     cot = np.ones_like(out) if isinstance(out, np.ndarray) else 1.0
     g = vjp(lambda *a: fn(*a), argnums, cot)
@@ -78,7 +74,7 @@ def _peer(rule, args, budget):
     fn = getattr(anp, getattr(rule.target, "__name__", ""), None)
     if fn is None:
         return None
-    argnums = _float_argnums(args)
+    argnums = float_argnums(args)
     g = autograd.grad(lambda *a: anp.sum(fn(*a)), argnums)
     g(*args)
     return stable_median(lambda: g(*args), budget)[0], peak_bytes(lambda: g(*args))

@@ -16,20 +16,16 @@ from __future__ import annotations
 
 import datetime
 import os
-import platform
-
-import numpy as np
 
 from ..advisor.config import thresholds
 from ..engine import hooks
 from ..errors import AdcliError
 from ..fileio import check_writable
-from ..profiler.api import DEFAULT_REPLAYS_TOTAL, DEFAULT_SAMPLE_BUDGET, NoGradientError, run_replays
+from ..profiler.api import DEFAULT_REPLAYS_TOTAL, DEFAULT_SAMPLE_BUDGET, NoGradientError, run_meta, run_replays
 from ..profiler.build import build
 from ..profiler.model import Profile
 from ..profiler.session import Session
 from ..profiler.store import save
-from ..version import __version__
 from .advice import Advice, advise_profiles
 from .profiling import ProfileView
 
@@ -65,13 +61,7 @@ class LiveProfile:
                 raise NoGradientError("no gradient was taken through adcli inside the `with adcli.profile()` block")
             return False
         failed = exc_type is not None
-        meta = {
-            "command": ["<python>"], "created": self._started.isoformat(timespec="seconds"),
-            "adcli_version": __version__, "python": platform.python_version(), "numpy": np.__version__,
-            "platform": platform.platform(), "exit_status": 1 if failed else 0,
-            "partial": exc_type is KeyboardInterrupt, "replay_s": 0.0,
-            "failed_gradients": session.failed_gradients, "replays": "skipped",
-        }
+        meta = run_meta(session, ["<python>"], self._started, 1 if failed else 0, exc_type is KeyboardInterrupt)
         self.profile, self._samples = build(session, meta)
         if self.replays and not failed:
             run_replays(self.profile, session, self.replay_budget, None, self.replays_total)

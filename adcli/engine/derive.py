@@ -265,7 +265,7 @@ class Derivation:
 
     def __call__(self, args: tuple, kwargs: dict):
         if self.lists:
-            args = tuple(_traced_list(a) if i in self.lists else a for i, a in enumerate(args))
+            args = tuple(_lists.traced_list(a) if i in self.lists else a for i, a in enumerate(args))
         traced = {i for i, a in enumerate(args) if has_tracer(a)} | {k for k, v in kwargs.items() if has_tracer(v)}
         if self.accepts is not None:
             reason = self.accepts(traced, args, kwargs)
@@ -299,13 +299,6 @@ def _unwrap_result(x):
     if isinstance(x, tuple) and hasattr(x, "_fields"):
         return type(x)(*[_unwrap_result(v) for v in x])
     return x
-
-
-def _traced_list(a):
-    """A (nested) list or tuple holding traced values, as np.array would build it, traced."""
-    if (type(a) is list or type(a) is tuple) and has_tracer(a):
-        return _lists.array(a)
-    return a
 
 
 def derive(func, accepts=None, note: str = "", asarray: bool = False, lists: tuple = ()) -> Derivation:

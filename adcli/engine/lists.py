@@ -133,6 +133,15 @@ def _as_traced(a, dtype, where: str):
     return _build(a, dtype, 0, where)
 
 
+def traced_list(a):
+    """A (nested) list or tuple holding traced values, built as np.array would build it (traced);
+    anything else unchanged. For array-like arguments NumPy converts in C (engine.derive,
+    engine.rules_numpy_extra)."""
+    if (type(a) is list or type(a) is tuple) and _holds_tracer(a):
+        return array(a)
+    return a
+
+
 def _traced_arg(a) -> bool:
     return isinstance(a, Tracer) or ((type(a) is list or type(a) is tuple) and _holds_tracer(a))
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .core import Primitive, Tracer, has_tracer, nondiff, record_result, unbroadcast
+from .core import Primitive, Tracer, nondiff, record_result, unbroadcast
 from .derive import derive
 from .library import library_rule
-from .lists import array as traced_array
+from .lists import traced_list
 from .registry import defnative
 
 derive(np.fft.fftshift, None, "asarray + roll", asarray=True)
@@ -90,15 +90,9 @@ def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 # --- NumPy functions given lists of traced values --------------------------------------------
 
 
-def _lists_to_arrays(x):
-    if (type(x) is list or type(x) is tuple) and has_tracer(x):
-        return traced_array(x)
-    return x
-
-
 def _relist(func):
     def rule(*args, **kwargs):
-        return func(*[_lists_to_arrays(a) for a in args], **{k: _lists_to_arrays(v) for k, v in kwargs.items()})
+        return func(*[traced_list(a) for a in args], **{k: traced_list(v) for k, v in kwargs.items()})
 
     return rule
 

@@ -42,7 +42,7 @@ def choose(profile: Profile, coverage: float = 0.95, limit: int = 12) -> list[Si
     return chosen
 
 
-def _float_argnums(args) -> tuple:
+def float_argnums(args) -> tuple:
     return tuple(i for i, a in enumerate(args)
                  if any(type(v) is float or (isinstance(v, (np.ndarray, np.floating)) and np.result_type(v).kind == "f")
                         for v in flatten(a)[0]))
@@ -60,7 +60,7 @@ def _setup(sig, seed: int = 0, dispatched: bool = False):
         return Replay(error="the callable could not be found again (a nested function or a method?)")
     if not isinstance(args, list):
         return Replay(error=f"no sample inputs ({args or 'not captured'})")
-    argnums = _float_argnums(args)
+    argnums = float_argnums(args)
     if sig.traced is not None:  # as in the run: the arguments a gradient flowed through, no others
         argnums = tuple(i for i in argnums if i in sig.traced)
         if not sig.traced:

@@ -118,7 +118,6 @@ def _flame(i: int, profile: Profile, which: str) -> list:
     rects: list = []
     depth = 0
     stack = [(c, 0.0, 0) for c in reversed(profile.tree.children)]
-    offsets = {0: 0.0}
     while stack:  # pre-order without recursion: a deep call tree must not exhaust Python's stack
         node, x, level = stack.pop()
         w = getattr(node, f"{which}_s") / total * width
@@ -129,7 +128,6 @@ def _flame(i: int, profile: Profile, which: str) -> list:
         for c in node.children:
             stack.append((c, child_x, level + 1))
             child_x += getattr(c, f"{which}_s") / total * width
-        offsets[id(node)] = x
     height = (depth + 1) * row_h + 4
     svg = [f'<svg id="p{i}-{which}" class="frame" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
            f'xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{which} flame graph">']
