@@ -8,6 +8,7 @@ import re
 
 import numpy as np
 import pytest
+import scipy.special as ss  # a test dependency (pyproject.toml [test]): its rules are always tested
 
 import adcli
 from adcli.engine.core import Primitive
@@ -19,11 +20,6 @@ from adcli.rules.autograd_import import import_rule, imported_rules, unimport
 from adcli.rules.autograd_verify import _agree
 from adcli.testing import check_grad
 from tests.support.recorder import recording
-
-try:
-    import scipy.special as ss
-except ImportError:  # SciPy is optional: its rules are skipped
-    ss = None
 
 F1, F2 = "f64[1d]", "f64[2d]"
 
@@ -373,7 +369,6 @@ def test_catalog_lists_autograds_rules_for_numpy_and_scipy():
     assert not any(e.name.startswith("autograd") for e in entries)  # autograd's plumbing is left out
 
 
-@pytest.mark.skipif(ss is None, reason="SciPy not installed")
 def test_catalog_names_scipy_rules_by_their_scipy_names():
     e = find(ss.gammaln)
     assert e.name == "scipy.special.gammaln" and e.status == "native" and e.importable  # engine.rules_scipy
@@ -454,7 +449,6 @@ def test_functions_that_cannot_be_imported_are_refused(func, why):
         import_rule(func, F2)
 
 
-@pytest.mark.skipif(ss is None, reason="SciPy not installed")
 def test_scipy_python_functions_without_a_dispatch_point_are_refused_and_the_others_import():
     with pytest.raises(RuleError, match="nothing ever hands its traced arguments"):
         import_rule(np.full, "int", "float")
@@ -478,7 +472,6 @@ def test_autograd_limitations_surface_at_verification():
     assert used
 
 
-@pytest.mark.skipif(ss is None, reason="SciPy not installed")
 def test_arguments_autograd_does_not_differentiate_raise_when_traced():
     import_rule(ss.gammainc, F1, F1)
     with pytest.raises(RuleError, match=r"no VJP for argument\(s\) 0; it differentiates argument\(s\) 1 only"):
