@@ -332,3 +332,26 @@ def test_over_several_programs_a_library_rule_worth_it_in_one_is_advised():
     [kron] = suggest([a, b])[0]
     assert kron.action == "import" and kron.share < 0.02
     assert any("worth its burden in 1 of them on its own, up to 30% of one's gradient time" in r for r in kron.reasons)
+
+
+def test_the_replays_decomposition_is_counted_at_the_pace_of_the_programs_rounds():
+    # g (inside f) replays at 0.2 s per call with 0.1 s of pullback work; in the program's rounds
+    # f takes 0.5 s derived and 0.2 s with a minimal rule for g. The machine ran at half speed
+    # during those rounds (g's own gradient took 0.4 s there, program_alone_s): the replay's
+    # pullback work is 0.2 s at that pace, not 0.1 s
+    def case(alone):
+        sigs = [sig(1, "__main__.g(f64[1d])", kind="user", time=0.5, derived=0.2, primal=0.01),
+                sig(2, "__main__.f(f64[1d])", kind="user", time=1.0, derived=0.5, primal=0.02)]
+        sigs[0]["replay"].update(program_s=0.5, program_floor_s=0.2, pullback_s=0.1, vector_pullback_s=0.1,
+                                 work_s=0.1, nodes=2, operations=2, lines=3, rule_call_s=1e-6)
+        if alone is not None:
+            sigs[0]["replay"]["program_alone_s"] = alone
+        got = by_sig(suggest([profile(sigs, node(0, 0, [node(2, 1, [node(1, 1)])]), total=1.0)],
+                             Thresholds(import_burden=0.01, handwrite_burden=0.01, nest_share=0.01))[0])
+        return got["__main__.g(f64[1d])"]
+
+    plain, slow = case(None), case(0.4)  # without the measurement: the replay's pace (1x)
+    assert plain.saving_s == pytest.approx(0.5 - (0.2 + 0.1))
+    assert slow.saving_s == pytest.approx(0.5 - (0.2 + 0.1 * 2.0))
+    assert any("x2.00 its replay's" in r for r in slow.reasons)
+    assert not any("its replay's" in r for r in plain.reasons)

@@ -46,3 +46,33 @@ def test_source_lines():
         return a
 
     assert source_lines(three) == 3 and source_lines(np.sum) is None
+
+
+def test_each_operations_own_fixed_cost_is_not_counted_as_work_on_data():
+    # small matrices: np.outer's and np.dot's VJPs cost several times a ufunc's before they touch
+    # their data; that cost, timed on one-element values of the same ranks, is not "work on data"
+    rng = np.random.default_rng(1)
+    u, v = rng.standard_normal((8, 3)), rng.standard_normal((8, 2))
+
+    def outers(a, b):
+        y = np.outer(a[0], b[0])
+        for k in range(1, 8):
+            y = y + np.outer(a[k], b[k])
+        return np.sum(y)
+
+    parts = decompose(vjp(outers, (0, 1), 1.0), [u, v])
+    generic = calibration().small_work_s
+    assert parts.operations >= 3
+    # with one generic per-call constant the outer products' VJPs (matrix products) on 3x2
+    # values would count as work on data; measured per operation, little of it is
+    assert parts.vector_pullback_s < 0.35 * parts.work_s, (parts, generic)
+
+
+def test_an_operation_that_cannot_run_on_one_element_values_keeps_the_generic_constant():
+    a = np.random.default_rng(2).standard_normal((300, 300))
+
+    def reshaped(m):
+        return np.sum(np.reshape(m, (900, 100)) ** 2)
+
+    parts = decompose(vjp(reshaped, 0, 1.0), [a])
+    assert parts.vector_pullback_s > 0.5 * parts.work_s  # 90,000 elements: mostly data, as before

@@ -135,6 +135,9 @@ def _options(c: Cost, factor: float, basis: str, th: Thresholds, total: float) -
                       f"{duration(c.program_floor_s * c.program_scale)} with a minimal rule for it (its primal, zero "
                       "gradients; timed in "
                       f"turn), so a hand-written rule is estimated to leave {duration(prog[2] * c.calls)}")
+        if abs(c.tempo - 1.0) > 0.1:
+            hand_text += (f" (the pullback work counted at the pace of those rounds, x{c.tempo:.2f} its replay's: its own "
+                          "gradient was timed in them too)")
     best = c.best_import()
     for bad in c.disagreeing_imports():
         notes.append(f"WARNING: {bad.rule} disagrees with the derived gradient on the samples ({bad.error or ''}); "
@@ -199,7 +202,7 @@ def _in_program(c: Cost) -> tuple | None:
     imported = None if c.program_import_s is None else c.program_import_s * k
     hand = None
     if c.program_floor_s is not None and c.decomposed:
-        hand = max(c.program_floor_s * k + _hand_pullback(c) - _scalar_primal(c), 0.0)
+        hand = max(c.program_floor_s * k + (_hand_pullback(c) - _scalar_primal(c)) * c.tempo, 0.0)
     return derived, imported, hand
 
 

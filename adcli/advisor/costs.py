@@ -43,6 +43,7 @@ class Cost:
     program_s: float | None = None
     program_import_s: float | None = None
     program_floor_s: float | None = None
+    program_alone_s: float | None = None  # per call, its own gradient in those rounds (calls-weighted mean)
     in_program: bool = False  # the advisor uses the program_* measurements (set with replayed_units)
     # program seconds -> the advisor's: the replayed time of the roots that call it over program_s
     # (measured at another moment; a share of program_s is what the program measurement says)
@@ -79,6 +80,16 @@ class Cost:
         if not self.measured or not self.live_s or not self.derived_s:
             return 1.0
         return self.live_s / self.derived_s
+
+    @property
+    def tempo(self) -> float:
+        """Replayed seconds (``derived_s`` and its decomposition) -> the advisor's seconds at the
+        moment the program was measured: the signature's own gradient timed in the same rounds as
+        the program's what-ifs over its replay (a shared machine's speed changes between the two);
+        1 without that measurement."""
+        if not self.in_program or not self.program_alone_s or not self.derived_s:
+            return 1.0
+        return self.program_alone_s * self.program_scale / self.derived_s
 
     @property
     def arguments(self) -> int:
@@ -139,6 +150,8 @@ def aggregate(profiles: list[Profile]) -> tuple[dict, float]:
                 # the pullbacks' NumPy work: a weighted mean like the rest, None once a profile lacks it
                 c.work_s = None if r.work_s is None or (c.measured and c.work_s is None) else (
                     ((c.work_s or 0.0) * c._weight + r.work_s * w) / (c._weight + w))
+                c.program_alone_s = None if r.program_alone_s is None or (c.measured and c.program_alone_s is None) else (
+                    ((c.program_alone_s or 0.0) * c._weight + r.program_alone_s * w) / (c._weight + w))
                 for attr in ("program_s", "program_import_s", "program_floor_s"):
                     value, old = getattr(r, attr), getattr(c, attr)
                     setattr(c, attr, None if value is None or (c.measured and old is None) else (old or 0.0) + value)

@@ -7,10 +7,13 @@ installed only for that run), which gives
 
 * ``pullback_s`` B: the pullbacks' own time (their NumPy work, and adding their shares into
   the gradients), less the timer's overhead;
-* ``vector_pullback_s``: the part of B that scales with data: each pullback's time above what
-  the same kind of pullback costs on a one-element value (``Calibration.small_pullback_s``). A
-  pullback on a scalar is all fixed cost, which a vectorised hand-written rule does not pay per
-  element; one on a large array is all data work, which any rule must do;
+* ``vector_pullback_s``: the part of B that scales with data: each pullback's NumPy work above
+  what the same VJP expressions cost on one-element values of the same ranks (``_tiny``, timed
+  once per operation and ranks; ``Calibration.small_work_s`` where they cannot run on such
+  values). A pullback on a scalar is all fixed cost, which a vectorised hand-written rule does not
+  pay per element; one on a large array is all data work, which any rule must do. Each VJP's own
+  fixed cost counts, not a generic one: a ``dot`` or an ``outer`` costs several times what a
+  ``sin`` costs before it touches its data;
 * ``nodes`` and ``operations``: tape nodes, and distinct kinds of pullback, per call.
 
 The engine's machinery is then M = D - P - B: recording nodes, dispatch, the reverse loop.
@@ -41,7 +44,9 @@ class _Timed(Session):
     def __init__(self) -> None:
         self.times: list = []
         self.work: list = []
+        self.fixed: list = []  # each node's VJP expressions on one-element values (None: not known)
         self.kinds: set = set()
+        self._tiny: dict = {}
 
     def backward(self, tape, acc, start: int) -> None:
         nodes, grads, times, work, kinds = tape.nodes, acc.grads, self.times, self.work, self.kinds
@@ -54,12 +59,60 @@ class _Timed(Session):
                 continue
             grads[i] = None
             w = _work(node, g)
+            self.fixed.append(None if w is None else self._fixed(node, g))
             t0 = _perf()
             node[0](node, g, acc)
             t = _perf() - t0
             times.append(t)
             work.append(t if w is None else w)
             kinds.add(_kind(node))
+
+
+    def _fixed(self, node, g) -> float | None:
+        """The node's VJP expressions timed on one-element values of the same ranks: their fixed
+        cost (once per operation and ranks; the median of a few runs)."""
+        key = (_kind(node), _ranks(node, g))
+        if key not in self._tiny:
+            tiny = _shrunk(node, g)
+            try:
+                with np.errstate(all="ignore"):
+                    self._tiny[key] = None if tiny is None else float(np.median([_work(*tiny) for _ in range(5)]))
+            except Exception:  # noqa: BLE001 - a VJP that needs its real shapes (reshape, an axis): not known
+                self._tiny[key] = None
+        return self._tiny[key]
+
+
+def _ranks(node, g) -> tuple:
+    return tuple(np.ndim(v) for v in (g, *_values(node)))
+
+
+def _values(node) -> tuple:
+    """The arrays and numbers a primitive's VJPs read: (ans, *operands)."""
+    kind = node[0]
+    if kind is pb_unary:
+        return node[3], node[4]
+    if kind is pb_binary:
+        return node[3], node[4], node[5]
+    return (node[3], *node[4])
+
+
+def _one(v):
+    """``v`` with every axis cut to length 1 (same rank, dtype and type), or v itself."""
+    if type(v) is np.ndarray and v.ndim:
+        return np.ascontiguousarray(v[(slice(0, 1),) * v.ndim])
+    return v
+
+
+def _shrunk(node, g):
+    """(node, g) with every array cut to one element per axis, or None for other nodes."""
+    kind = node[0]
+    if kind is pb_unary:
+        return (kind, node[1], node[2], _one(node[3]), _one(node[4])), _one(g)
+    if kind is pb_binary:
+        return (kind, node[1], node[2], _one(node[3]), _one(node[4]), _one(node[5])), _one(g)
+    if kind is pb_general:
+        return (kind, node[1], node[2], _one(node[3]), tuple(_one(v) for v in node[4]), node[5]), _one(g)
+    return None
 
 
 def _work(node, g) -> float | None:
@@ -156,8 +209,9 @@ def decompose(grad, args, runs: int = 3) -> Decomposition:
     best = min((_timed_run(grad, args) for _ in range(runs)), key=lambda t: sum(t.times))
     times = np.maximum(np.asarray(best.times, dtype=float) - cal.timer_s, 0.0)
     work = np.minimum(np.maximum(np.asarray(best.work, dtype=float) - cal.timer_s, 0.0), times)
+    fixed = np.asarray([cal.small_work_s if f is None else max(f - cal.timer_s, 0.0) for f in best.fixed], dtype=float)
     return Decomposition(pullback_s=float(times.sum()),
-                         vector_pullback_s=float(np.maximum(work - cal.small_work_s, 0.0).sum()),
+                         vector_pullback_s=float(np.maximum(work - fixed, 0.0).sum()),
                          nodes=len(best.times), operations=len(best.kinds), work_s=float(work.sum()))
 
 

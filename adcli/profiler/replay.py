@@ -110,7 +110,11 @@ def in_program(profile: Profile, by_id: dict, budget: float = 0.2) -> None:
     agreeing library rule imported, and with a minimal rule for it (its primal, zero
     gradients: the floor any rule pays). A call inside a loop costs what it costs there, not
     what it costs alone. Fills ``program_*`` of each signature's Replay; seconds per run (each
-    root's time times its calls). ``by_id``: the session's observed signatures."""
+    root's time times its calls). The signature's own replayed gradient is timed in the same
+    rounds (``program_alone_s``, per call): set against ``derived_s``, it says how fast the machine
+    ran then compared with the replay, whose decomposition the advisor adds to these times (a
+    shared machine can run at half speed for seconds; docs/advisor.md § What is measured).
+    ``by_id``: the session's observed signatures."""
     roots = []
     for node in profile.tree.children:
         under, stack = set(), [node]
@@ -128,8 +132,10 @@ def in_program(profile: Profile, by_id: dict, budget: float = 0.2) -> None:
         if not mine:
             continue
         rules = _what_if_rules(stats, by_id[stats.id])
+        own = _setup(by_id[stats.id], dispatched=True)  # its own replayed gradient, timed alongside
         try:
             totals = [0.0, 0.0, 0.0]
+            alone = []
             for root, calls in mine:
                 if root not in grads:
                     setup = _setup(by_id[root], dispatched=True)
@@ -138,14 +144,19 @@ def in_program(profile: Profile, by_id: dict, budget: float = 0.2) -> None:
                     raise AdcliError("a root cannot be replayed")
                 grad, args = grads[root]
                 states = [None] + [k for k in ("import", "floor") if rules.get(k) is not None]
-                times = alternating_medians([_served(rules, k, grad, args) for k in states], budget)
+                fns = [_served(rules, k, grad, args) for k in states]
+                if not isinstance(own, Replay):
+                    fns.append(_served(rules, None, own[4], own[1]))
+                times = alternating_medians(fns, budget)
                 for k, t in zip(states, times):
                     totals[(None, "import", "floor").index(k)] += calls * t
+                alone += times[len(states):]
             r.program_s = totals[0]
             r.program_import_s = totals[1] if rules.get("import") is not None else None
             r.program_floor_s = totals[2] if rules.get("floor") is not None else None
+            r.program_alone_s = sum(alone) / len(alone) if alone else None
         except Exception:  # noqa: BLE001 - this signature's what-if failed (a rule the program rejects): none
-            r.program_s = r.program_import_s = r.program_floor_s = None
+            r.program_s = r.program_import_s = r.program_floor_s = r.program_alone_s = None
         finally:
             for rule in rules.values():
                 if rule is not None:

@@ -34,7 +34,8 @@ class ImportTrial:
 DECOMPOSITION = {"pullback_s": float, "vector_pullback_s": float, "nodes": int, "operations": int, "lines": int,
                  "rule_call_s": float, "work_s": float,
                  # in the program (replay.in_program): seconds per run of the gradients that call it
-                 "program_s": float, "program_import_s": float, "program_floor_s": float}
+                 "program_s": float, "program_import_s": float, "program_floor_s": float,
+                 "program_alone_s": float}
 
 
 @dataclass
@@ -61,6 +62,7 @@ class Replay:
     program_s: float | None = None  # as the run served them
     program_import_s: float | None = None  # with its best library rule imported
     program_floor_s: float | None = None  # with a minimal rule for it (its primal, zero gradients)
+    program_alone_s: float | None = None  # per call: its own replayed gradient, timed in the same rounds
 
     @property
     def measured(self) -> bool:

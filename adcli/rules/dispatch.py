@@ -34,7 +34,7 @@ import threading
 
 from ..engine import hooks
 from ..engine.core import has_tracer
-from ..engine.registry import declared_rule
+from ..engine.registry import REGISTRY, declared_rule
 from ..errors import RuleError
 
 
@@ -46,9 +46,9 @@ def dispatch(func):
 
     @functools.wraps(func)
     def dispatcher(*args, **kwargs):
-        rule = declared_rule(key, args, kwargs)
-        if rule is not None and not (has_tracer(args) or has_tracer(kwargs)):
-            rule = None  # rules serve traced calls; a plain call runs the function itself
+        # rules serve traced calls; a plain call (a rule's own forward calling the function)
+        # runs the function itself, without working out its signature
+        rule = declared_rule(key, args, kwargs) if key in REGISTRY and (has_tracer(args) or has_tracer(kwargs)) else None
         session = hooks._session
         if rule is not None:
             hidden = _captured_tracer(func, args)
