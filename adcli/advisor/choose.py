@@ -27,7 +27,7 @@ from ..engine.signature import Signature
 from ..profiler.model import Profile
 from ..units import duration, human_bytes
 from .config import Thresholds
-from .costs import Cost, aggregate, calibrate, merged_tree, plain_total, root_times
+from .costs import Cost, aggregate, calibrate, merged_tree, plain_times
 
 ACTIONS = ("hand-write", "import", "keep-derived")
 HAND_WRITE, IMPORT, KEEP_DERIVED = ACTIONS
@@ -257,9 +257,8 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None, sort: str = "
     # Seconds of the program without the profiler when every function handed to grad was
     # replayed (then replayed and in-program costs weigh against it as they are), else the
     # profiled run's, each replayed cost scaled by its signature's live time over its replay's.
-    plain = plain_total(costs, tree)
+    plain, roots = plain_times(costs, tree)
     total = plain or profiled
-    roots = root_times(costs, tree) if plain else {}
     for name, c in costs.items():
         c.replayed_units = bool(plain)
         c.in_program = bool(plain) and bool(c.program_s) and name in roots

@@ -192,35 +192,26 @@ def merged_tree(profiles: list[Profile]) -> dict:
     return root
 
 
-def root_times(costs: dict, tree: dict) -> dict:
-    """Signature -> the replayed gradient time per run of the roots (functions handed to
-    ``grad``) whose calls reach it; only signatures under replayed roots."""
-    out: dict = {}
+def plain_times(costs: dict, tree: dict) -> tuple[float | None, dict]:
+    """The gradient time per run without the profiler: the replayed derived time of the
+    functions handed to ``grad`` (the merged tree's roots) times their calls, None unless every
+    root was replayed; and signature -> the part of it spent in the roots whose calls reach it
+    (empty when the total is None)."""
+    total, out = 0.0, {}
     for name, node in tree["children"].items():
         c = costs.get(name)
         if c is None or not c.measured or not c.derived_s:
-            continue
-        t, stack, seen = node["calls"] * c.derived_s, [(name, node)], set()
+            return None, {}
+        t = node["calls"] * c.derived_s
+        total += t
+        stack, seen = [(name, node)], set()
         while stack:
             k, n = stack.pop()
             if k not in seen:
                 seen.add(k)
                 out[k] = out.get(k, 0.0) + t
             stack.extend(n["children"].items())
-    return out
-
-
-def plain_total(costs: dict, tree: dict) -> float | None:
-    """The gradient time per run without the profiler: the replayed derived time of the
-    functions handed to ``grad`` (the merged tree's roots) times their calls; None unless every
-    root was replayed."""
-    total = 0.0
-    for name, node in tree["children"].items():
-        c = costs.get(name)
-        if c is None or not c.measured or not c.derived_s:
-            return None
-        total += node["calls"] * c.derived_s
-    return total or None
+    return (total, out) if total else (None, {})
 
 
 def calibrate(costs: dict, fallback: float) -> tuple[float, str]:

@@ -49,7 +49,8 @@ SUM = Primitive(
 MEAN = Primitive(
     "numpy.mean",
     lambda x, axis=None, keepdims=False: np.mean(x, axis=axis, keepdims=keepdims),
-    lambda g, ans, x, axis=None, keepdims=False: _spread(g, x, axis, keepdims) / _count(x, axis),
+    # divided before it is spread: a read-only broadcast view, like sum's, not a full-size array
+    lambda g, ans, x, axis=None, keepdims=False: _spread(np.asarray(g) / _count(x, axis), x, axis, keepdims),
 )
 
 

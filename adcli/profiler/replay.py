@@ -131,8 +131,8 @@ def in_program(profile: Profile, by_id: dict, budget: float = 0.2) -> None:
         mine = [(root, calls) for root, calls, under in roots if stats.id in under]
         if not mine:
             continue
-        rules = _what_if_rules(stats, by_id[stats.id])
         own = _setup(by_id[stats.id], dispatched=True)  # its own replayed gradient, timed alongside
+        rules = _what_if_rules(stats, own)
         try:
             totals = [0.0, 0.0, 0.0]
             alone = []
@@ -163,14 +163,15 @@ def in_program(profile: Profile, by_id: dict, budget: float = 0.2) -> None:
                     remove_rule(rule)
 
 
-def _what_if_rules(stats: SignatureStats, sig) -> dict:
+def _what_if_rules(stats: SignatureStats, setup) -> dict:
     """{"import": the best agreeing library rule, "floor": a minimal rule}, built for the
-    signature and left out of the registry (``_served`` puts one in while it is timed)."""
+    signature (``setup``: its replay's ``_setup``) and left out of the registry (``_served`` puts
+    one in while it is timed)."""
     out: dict = {"import": None, "floor": None}
-    setup = _setup(sig)
     if isinstance(setup, Replay) or stats.output not in (None, "value", "tuple"):  # no rule can serve it
         return out
     fn, args, kwargs, argnums, _ = setup
+    fn = getattr(fn, "__adcli_original__", fn)  # the function itself, not its dispatch point
     types = stats.signature.key
     target = fn if stats.kind == "numpy" else f"{stats.signature.module}:{stats.signature.qualname}"
 
@@ -184,7 +185,9 @@ def _what_if_rules(stats: SignatureStats, sig) -> dict:
         out["floor"] = None
     if stats.kind == "numpy" and any(i.outcome is ImportOutcome.AGREES for i in stats.replay.imports):
         try:
-            [out["import"]] = import_rule(fn, *types, example_args=tuple(args), example_kwargs=dict(kwargs))
+            # verified on this very sample by the replay's trial (_imports), moments ago
+            [out["import"]] = import_rule(fn, *types, verify=False, example_args=tuple(args),
+                                          example_kwargs=dict(kwargs))
             remove_rule(out["import"])
         except (AdcliError, ValueError):
             out["import"] = None
