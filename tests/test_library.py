@@ -1,6 +1,7 @@
 """Library dispatch points (engine/library.py): how SciPy's Python functions reach their rules,
-whichever way the program imported them; the patch is set only while a gradient records and
-always undone; plain calls keep SciPy's answers; declared and imported rules serve them too."""
+whichever way the program imported them; the patch is set by the first gradient and stays
+(restore() undoes it); plain calls keep SciPy's answers, errors and signatures; declared and
+imported rules serve them too."""
 
 import inspect
 import subprocess
@@ -18,34 +19,50 @@ from adcli.engine import library
 from adcli.engine.registry import serving
 from adcli.rules.autograd_import import unimport
 
-LOGSUMEXP_CODE = sp.logsumexp.__code__
-LOGPDF_CODE = type(st.norm).logpdf.__code__
+
+def _code(func):
+    """The function's own code, patched or not."""
+    p = library._patch_for(func)
+    return p.code
 
 
-def test_the_patch_is_set_while_recording_and_undone_after():
+def test_the_patch_is_set_by_the_first_gradient_and_plain_calls_keep_scipys_answers():
+    library.restore()
+    assert sp.logsumexp.__code__ is _code(sp.logsumexp)
+    a = np.array([1.0, 2.0])
+    expected = sp.logsumexp(a)  # SciPy's own code
     seen = {}
 
     def f(x):
         seen["code"] = sp.logsumexp.__code__
-        seen["plain"] = sp.logsumexp(np.array([1.0, 2.0]))  # a plain call meanwhile: SciPy's answer
+        seen["plain"] = sp.logsumexp(a)  # a plain call meanwhile: SciPy's answer
         return sp.logsumexp(x)
 
     adcli.grad(f)(np.array([0.5, 1.5]))
-    assert seen["code"] is not LOGSUMEXP_CODE
-    assert seen["plain"] == sp.logsumexp(np.array([1.0, 2.0]))
-    assert sp.logsumexp.__code__ is LOGSUMEXP_CODE and type(st.norm).logpdf.__code__ is LOGPDF_CODE
-    # the router's private entry stays (the original code never reads it): the signature is SciPy's
+    assert seen["code"] is not _code(sp.logsumexp) and seen["plain"] == expected
+    # it stays: a plain call afterwards runs SciPy's code through the trampoline, same answer,
+    # same errors, same signature for help() and inspect
+    assert sp.logsumexp.__code__ is seen["code"] and type(st.norm).logpdf.__code__ is not _code(type(st.norm).logpdf)
+    assert sp.logsumexp(a) == expected and st.norm.logpdf(0.5) == pytest.approx(-0.5 * 0.25 - 0.5 * np.log(2 * np.pi))
+    with pytest.raises(np.exceptions.AxisError):
+        sp.logsumexp(a, axis=3)
     assert str(inspect.signature(sp.logsumexp)) == "(a, axis=None, b=None, keepdims=False, return_sign=False)"
+    library.restore()
+    assert sp.logsumexp.__code__ is _code(sp.logsumexp) and sp.logsumexp(a) == expected
+    assert str(inspect.signature(sp.logsumexp)) == "(a, axis=None, b=None, keepdims=False, return_sign=False)"
+    adcli.grad(f)(np.array([0.5, 1.5]))  # patched again by the next gradient
+    assert sp.logsumexp.__code__ is seen["code"]
 
 
-def test_the_patch_is_undone_when_the_function_raises():
+def test_after_the_function_raises_plain_calls_keep_scipys_answers():
     def f(x):
         sp.logsumexp(x)
         raise KeyError("boom")
 
     with pytest.raises(KeyError):
         adcli.grad(f)(np.ones(2))
-    assert sp.logsumexp.__code__ is LOGSUMEXP_CODE
+    assert sp.logsumexp(np.zeros(2)) == pytest.approx(np.log(2.0))
+    assert adcli.grad(lambda v: sp.logsumexp(v))(np.zeros(2)) == pytest.approx([0.5, 0.5])
 
 
 def test_threads_share_the_patch_and_plain_callers_meanwhile_get_scipys_values():
@@ -75,7 +92,7 @@ def test_threads_share_the_patch_and_plain_callers_meanwhile_get_scipys_values()
     assert not errors, errors
     for i, x in enumerate(xs):
         np.testing.assert_allclose(results[i], sp.softmax(x) - x, rtol=1e-12)
-    assert sp.logsumexp.__code__ is LOGSUMEXP_CODE
+    assert sp.logsumexp(xs[1]) == pytest.approx(float(np.log(np.sum(np.exp(xs[1])))), rel=1e-12)
 
 
 def test_a_declared_rule_serves_a_library_function_instead_of_the_native_one():

@@ -58,34 +58,40 @@ def _differentiate(f: Callable, argnums, cotangent) -> Callable:
     if not nums or not all(isinstance(k, int) for k in nums):
         raise GradInputError(f"argnums must be an int or a non-empty tuple of ints, not {argnums!r}")
 
+    positions: dict = {}  # len(args) -> the argnums as positions (checked once per arity)
+
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
-        for k in nums:
-            if not -len(args) <= k < len(args):
-                raise GradInputError(
-                    f"argnums={argnums!r} but {getattr(f, '__name__', 'f')}() was called with {len(args)} positional argument(s)"
-                )
-        nums_pos = tuple(k % len(args) for k in nums)
-        if len(set(nums_pos)) != len(nums_pos):
-            raise GradInputError(f"argnums={argnums!r} names the same argument twice")
+        nums_pos = positions.get(len(args))
+        if nums_pos is None:
+            nums_pos = positions[len(args)] = _positions(f, argnums, nums, len(args))
         tape = Tape()
         args = list(args)
-        inputs = []  # (argnum, leaves, unflatten, [(leaf position, tracer)])
+        inputs = []  # (leaves, unflatten, [(leaf position, tracer)]); leaves None for a plain float or array
         for k in nums_pos:
-            leaves, unflatten = flatten(args[k])
-            traced = _trace_leaves(f, k, args[k], leaves, tape)
+            a = args[k]
+            t = type(a)
+            if t is float or (t is ndarray and a.dtype.kind == "f"):  # the common case, without a pytree
+                tracer = args[k] = make_tracer(a, tape.leaf(), tape)
+                inputs.append((a, None, tracer))
+                continue
+            leaves, unflatten = flatten(a)
+            traced = _trace_leaves(f, k, a, leaves, tape)
             new_leaves = list(leaves)
-            for pos, t in traced:
-                new_leaves[pos] = t
+            for pos, tr in traced:
+                new_leaves[pos] = tr
             args[k] = unflatten(new_leaves)
             inputs.append((leaves, unflatten, traced))
-        session = hooks.current()
-        lists.enter()  # np.array([...]) of traced values, while recording (engine.lists)
-        library.enter()  # SciPy's Python functions with rules (engine.library)
+        session = hooks._session
+        library.enter()  # SciPy's Python functions with rules, patched from the first gradient on (engine.library)
         try:
             if session is not None:
                 session.start(tape, f)
-            out = f(*args, **kwargs)
+            lists.enter()  # np.array([...]) of traced values, while f records (engine.lists)
+            try:
+                out = f(*args, **kwargs)
+            finally:
+                lists.leave()  # the pullbacks work on plain arrays: NumPy's own np.asarray
             if tape.escape is not None:
                 raise tape.escape
             if cotangent is None:
@@ -93,16 +99,17 @@ def _differentiate(f: Callable, argnums, cotangent) -> Callable:
             else:
                 value, grads = _reverse_from(tape, out, cotangent, session)
         finally:
-            library.leave()
-            lists.leave()
             tape.close(_escaped)
             if session is not None:
                 session.finish(tape)
         results = []
         for leaves, unflatten, traced in inputs:
+            if unflatten is None:  # leaves is the argument, traced its tracer
+                results.append(_as_gradient(grads, traced.idx, leaves))
+                continue
             new_leaves = [None if _passes_through(v) else v for v in leaves]
-            for pos, t in traced:
-                new_leaves[pos] = _as_gradient(grads, t.idx, leaves[pos])
+            for pos, tr in traced:
+                new_leaves[pos] = _as_gradient(grads, tr.idx, leaves[pos])
             results.append(unflatten(new_leaves))
         return value, (results[0] if single else tuple(results))
 
@@ -139,6 +146,19 @@ def _plain(t: Tracer):
 
 
 # --- internals --------------------------------------------------------------------------------
+
+
+def _positions(f, argnums, nums: tuple, n: int) -> tuple:
+    """``nums`` as positions among ``n`` positional arguments, or GradInputError."""
+    for k in nums:
+        if not -n <= k < n:
+            raise GradInputError(
+                f"argnums={argnums!r} but {getattr(f, '__name__', 'f')}() was called with {n} positional argument(s)"
+            )
+    pos = tuple(k % n for k in nums)
+    if len(set(pos)) != len(pos):
+        raise GradInputError(f"argnums={argnums!r} names the same argument twice")
+    return pos
 
 
 def _escaped() -> Exception:

@@ -15,22 +15,22 @@ all of those are the *same function object*. So the engine intercepts at the obj
   private entry, added once at first use: the original code never reads it, so calls and
   ``inspect.signature`` see no difference). The function object, its name, module, defaults and
   identity stay as they are. SciPy's lazy submodules (``import scipy`` then ``scipy.stats``)
-  are covered too: while patched, ``scipy.__getattr__`` patches what a first access loads.
-* **When.** Only while a gradient records: the outermost gradient in the process sets the
-  patch (engine.grad calls :func:`enter`), the last one to end undoes it (:func:`leave`), under
-  the same kind of locked counter as engine.lists. Only modules the program has already
-  imported are touched; SciPy is never imported from here.
-* **How it is undone.** The original ``__code__`` is put back (and ``scipy.__getattr__``), also
-  when the differentiated function raises. A call from another thread at any moment runs either
-  code, both correct for plain arguments.
-* **What a call costs.** While patched, a call with no traced argument goes to a copy of the
-  original function made at first patch (one extra Python call and a scan of the arguments:
-  under 1 µs for arrays and numbers, 1-3 µs for containers); a traced call is looked up in the
-  registry like a NumPy function (a declared rule for its signature, else the native rule) and
-  served. Setting and undoing the patch costs
-  about 0.1 µs per patched function per outermost gradient: 2.6 µs for the 36 functions of
-  NumPy's and SciPy's five modules, 1.1 µs when the program has not imported SciPy (measured,
-  this machine).
+  are covered too: once patched, ``scipy.__getattr__`` patches what a first access loads.
+* **When.** From the first gradient on: a gradient's start patches the rule functions of the
+  modules loaded since the last one (engine.grad calls :func:`enter`; when no module was loaded
+  meanwhile, that is one comparison of ``len(sys.modules)``). Only modules the program has already
+  imported are touched; SciPy is never imported from here. The patch stays: setting and undoing
+  it around every gradient cost 0.1 µs per function per gradient (2.6 µs for the 36 functions of
+  NumPy's and SciPy's five modules, a third of the engine's fixed cost of a ``grad`` call).
+  :func:`restore` puts the original code back.
+* **What a plain call sees.** The same function object, name, module, defaults, identity and
+  ``inspect.signature`` (kept in ``__signature__``); a call with no traced argument goes to a copy
+  of the original function made at first patch (one extra Python call and a scan of the
+  arguments: under 1 µs for arrays and numbers, 1-3 µs for containers, next to SciPy functions
+  that take 10 µs and more), with SciPy's own values and errors; a traceback through it shows one
+  extra frame, this module's trampoline. A traced call is looked up in the registry like a NumPy
+  function (a declared rule for its signature, else the native rule) and served. Threads: a call
+  from another thread at any moment runs either code, both correct for plain arguments.
 
 A distribution method routes by the distribution's class: ``rv_continuous.logpdf`` called on
 ``norm`` serves ``scipy.stats.norm.logpdf``; on a distribution without a rule, with a traced
@@ -39,6 +39,7 @@ argument, it raises NoRuleError naming ``scipy.stats.<name>.logpdf`` at the user
 
 from __future__ import annotations
 
+import inspect
 import sys
 import threading
 import types
@@ -280,31 +281,36 @@ def resolve_all() -> list:
     return sorted(n for n in _resolved if n in _originals)
 
 
-# --- setting and undoing the patch ------------------------------------------------------------
+# --- setting the patch ------------------------------------------------------------------------
 
 _lock = threading.RLock()
-_depth = 0
 _active: list = []
-_modules_seen = 0  # len(sys.modules) when names were last resolved
-_lazy_getattr = None  # SciPy's module __getattr__ (its lazy submodules), while wrapped
+_modules_seen = 0  # len(sys.modules) when names were last resolved and patched
+_lazy_getattr = None  # SciPy's module __getattr__ (its lazy submodules), once wrapped
 
 
 def _apply() -> None:
-    """Patch every resolved function not patched yet (called with the lock held, depth > 0)."""
-    global _modules_seen
-    if len(sys.modules) != _modules_seen:
-        _modules_seen = len(sys.modules)
-        if len(_resolved) < len(RULES):
-            _resolve()
-    if not _active:  # the outermost gradient: patch everything resolved
-        for p in _ready:
+    """Resolve the rules of newly loaded modules and patch every resolved function not patched
+    yet (with the lock held)."""
+    global _modules_seen, _lazy_getattr
+    _modules_seen = len(sys.modules)
+    if len(_resolved) < len(RULES):
+        _resolve()
+    for p in _ready:
+        if p.func.__code__ is p.code:
+            if "__signature__" not in p.func.__dict__:  # what help() and inspect show, as before
+                try:
+                    p.func.__signature__ = inspect.signature(p.func)
+                except (TypeError, ValueError):  # pragma: no cover - a signature inspect cannot read
+                    pass
             p.func.__code__ = p.trampoline
-        _active.extend(_ready)
-    elif len(_active) < len(_ready):  # a SciPy module loaded meanwhile: patch what it brought
-        for p in _ready:
-            if p.func.__code__ is p.code:
-                p.func.__code__ = p.trampoline
-                _active.append(p)
+            _active.append(p)
+    scipy = sys.modules.get("scipy")
+    if scipy is not None and _lazy_getattr is None:
+        lazy = scipy.__dict__.get("__getattr__")
+        if callable(lazy) and lazy is not _scipy_getattr:
+            _lazy_getattr = lazy
+            scipy.__getattr__ = _scipy_getattr
 
 
 def _scipy_getattr(name):
@@ -312,37 +318,28 @@ def _scipy_getattr(name):
     access, possibly while a gradient records: patch what they bring at once."""
     value = _lazy_getattr(name)
     with _lock:
-        if _depth:
-            _apply()
+        _apply()
     return value
 
 
 def enter() -> None:
-    """A gradient starts: the first one patches the loaded functions."""
-    global _depth, _lazy_getattr
-    with _lock:
-        if _depth == 0:
+    """A gradient starts: patch the functions of modules loaded since the last time (the first
+    gradient patches all loaded ones). A check of ``len(sys.modules)`` when nothing was loaded."""
+    if len(sys.modules) != _modules_seen:
+        with _lock:
             _apply()
-            scipy = sys.modules.get("scipy")
-            if scipy is not None:
-                lazy = scipy.__dict__.get("__getattr__")
-                if callable(lazy) and lazy is not _scipy_getattr:
-                    _lazy_getattr = lazy
-                    scipy.__getattr__ = _scipy_getattr
-        _depth += 1
 
 
-def leave() -> None:
-    """A gradient ends: the last one undoes the patch."""
-    global _depth, _lazy_getattr
+def restore() -> None:
+    """Put every patched function's own code back (and ``scipy.__getattr__``); the next
+    gradient patches them again. For tests and for programs that want SciPy untouched."""
+    global _modules_seen, _lazy_getattr
     with _lock:
-        _depth -= 1
-        if _depth == 0:
-            for p in _active:
-                p.func.__code__ = p.code
-            _active.clear()
-            if _lazy_getattr is not None:
-                scipy = sys.modules.get("scipy")
-                if scipy is not None and scipy.__dict__.get("__getattr__") is _scipy_getattr:
-                    scipy.__getattr__ = _lazy_getattr
-                _lazy_getattr = None
+        for p in _active:
+            p.func.__code__ = p.code
+        _active.clear()
+        _modules_seen = 0
+        scipy = sys.modules.get("scipy")
+        if _lazy_getattr is not None and scipy is not None and scipy.__dict__.get("__getattr__") is _scipy_getattr:
+            scipy.__getattr__ = _lazy_getattr
+        _lazy_getattr = None

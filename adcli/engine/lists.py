@@ -16,9 +16,10 @@ attributes (what a program reaches as ``np.array``) are the wrappers below:
   raise NumPy's own error);
 * every other call goes straight to NumPy.
 
-The patch is set when the outermost gradient in the process starts and undone when the last one
-ends (a counter under a lock: threads and nested gradients share it); a call made meanwhile by
-other code gets NumPy's answer, one isinstance check slower. Not covered: names bound to NumPy's
+The patch is set when the outermost gradient in the process starts running its function and
+undone when the last one's function returns (a counter under a lock: threads and nested gradients
+share it; reverse passes run with NumPy's own functions); a call made meanwhile by other code gets
+NumPy's answer, one isinstance check slower. Not covered: names bound to NumPy's
 functions before (``from numpy import array``: NumPy's own function, whose error says to use
 np.stack), and ``order=``, ``subok=``, ``like=`` values other than NumPy's defaults with traced
 elements (refused by name).
@@ -175,19 +176,20 @@ asarray.__doc__ = _real_asarray.__doc__
 asanyarray.__doc__ = _real_asanyarray.__doc__
 ascontiguousarray.__doc__ = _real_ascontiguousarray.__doc__
 asfortranarray.__doc__ = _real_asfortranarray.__doc__
-_PATCHED = {"array": (_real_array, array), "asarray": (_real_asarray, asarray),
-            "asanyarray": (_real_asanyarray, asanyarray), "ascontiguousarray": (_real_ascontiguousarray, ascontiguousarray),
-            "asfortranarray": (_real_asfortranarray, asfortranarray)}
+_REAL = {"array": _real_array, "asarray": _real_asarray, "asanyarray": _real_asanyarray,
+         "ascontiguousarray": _real_ascontiguousarray, "asfortranarray": _real_asfortranarray}
+_OURS = {"array": array, "asarray": asarray, "asanyarray": asanyarray, "ascontiguousarray": ascontiguousarray,
+         "asfortranarray": asfortranarray}
+_NUMPY = vars(np)
 
 
 def enter() -> None:
-    """A gradient starts: the first one sets the patch."""
+    """A gradient starts: the first one sets the patch (one update of NumPy's namespace, unless
+    something else replaced ``np.array`` meanwhile: then it is left alone)."""
     global _depth
     with _lock:
-        if _depth == 0:
-            for name, (real, ours) in _PATCHED.items():
-                if getattr(np, name) is real:
-                    setattr(np, name, ours)
+        if _depth == 0 and _NUMPY.get("array") is _real_array:
+            _NUMPY.update(_OURS)
         _depth += 1
 
 
@@ -196,10 +198,8 @@ def leave() -> None:
     global _depth
     with _lock:
         _depth -= 1
-        if _depth == 0:
-            for name, (real, ours) in _PATCHED.items():
-                if getattr(np, name) is ours:
-                    setattr(np, name, real)
+        if _depth == 0 and _NUMPY.get("array") is array:
+            _NUMPY.update(_REAL)
 
 
 # --- np.r_[...] and np.c_[...] of traced values ------------------------------------------------

@@ -31,8 +31,23 @@ def keep(g, x, axis, keepdims):
     return g.reshape([1 if i in axes else n for i, n in enumerate(np.shape(x))]) if ndim else g
 
 
+_SMALL = 4096  # elements: below this, a filled new array costs less than a broadcast view
+
+
 def _spread(g, x, axis, keepdims):
-    return np.broadcast_to(keep(g, x, axis, keepdims), np.shape(x))
+    """A reduction's cotangent ``g`` spread back over ``x``'s shape: a new array for small ``x``
+    (np.empty and a fill: a fraction of a microsecond), a read-only broadcast view for large ones
+    (no memory; np.broadcast_to's own checks cost about 3 µs, which only small arrays notice)."""
+    shape = np.shape(x)
+    if axis is None and not keepdims:  # the whole array: g is a scalar
+        g = np.asarray(g)
+        if g.ndim == 0 and type(x) is np.ndarray:
+            if x.size <= _SMALL:
+                out = np.empty(shape, g.dtype)
+                out.fill(g)
+                return out
+            return np.broadcast_to(g, shape)
+    return np.broadcast_to(keep(g, x, axis, keepdims), shape)
 
 
 def _count(x, axis):
