@@ -227,11 +227,28 @@ def render(rows: list[dict], fmt: str) -> str:
     return "\n".join([line(head), "  ".join("-" * w for w in widths)] + [line(t) for t in table])
 
 
+def warm_up(seconds: float) -> None:
+    """Take gradients of a small model for ``seconds`` before anything is measured. On the shared
+    machines this was measured on, a fresh process runs Python at up to half speed for its first
+    seconds while BLAS-bound work slows less, which moves the engine's share of a gradient: the
+    first workload's profile would be taken in one state and its rule timed in the other (the
+    advisor's prediction holds for the state it was measured in). A real `adcli profile` is a
+    fresh process: its predictions are for the machine as it ran then."""
+    rng = np.random.default_rng(0)
+    W, x = rng.standard_normal((64, 64)), rng.standard_normal((128, 64))
+    g = adcli.grad(lambda w: np.sum(np.tanh(x @ w) ** 2) + np.sum(np.mean(x @ w, axis=0) ** 2))
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        g(W)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cases", default="", help="comma-separated workload names (file stems; default: all)")
     p.add_argument("--budget", type=float, default=1.0, help="seconds of alternate timing per row (default 1)")
     p.add_argument("--format", choices=("plain", "markdown"), default="plain")
+    p.add_argument("--warmup", type=float, default=3.0,
+                   help="seconds of gradients taken before the first workload (default 3): see warm_up")
     p.add_argument("--derived-library", action="store_true",
                    help="take out the native rules the advice put in the engine (engine/rules_advised.py), so the "
                         "NumPy functions they serve are derived again and their imports are advised and checked")
@@ -250,6 +267,7 @@ def main(argv=None) -> int:
     rows = []
     with threadpool_limits(1) if threadpool_limits else contextlib.nullcontext(), \
             advised_natives_out() if a.derived_library else contextlib.nullcontext():
+        warm_up(a.warmup)
         for path in paths:
             print(f"  {path.stem} ...", file=sys.stderr, flush=True)
             rows += run_case(path, a.budget, Thresholds())
