@@ -48,14 +48,21 @@ def stable_median(fn, budget: float = 0.2, min_repeats: int = 5, max_repeats: in
 
 
 def alternating_medians(fns: list, budget: float = 0.2, min_rounds: int = 5, max_rounds: int = 500,
-                        quantile: float = 0.25) -> list[float]:
-    """Seconds of each of ``fns``, sampled in turn (one call of each per round) until ``budget``
-    seconds are spent: a machine that slows down for a while slows every one of them, so their
-    differences stay true. Each is the ``quantile`` of its samples (the lower quartile: a busy
-    machine only ever adds time, so the faster samples are the call's own cost; the median when
-    ``quantile`` is 0.5). Garbage collection is off while timing."""
+                        quantile: float = 0.25, group_s: float = 2e-3) -> list[float]:
+    """Seconds of one call of each of ``fns``, sampled in turn (a group of calls of each per
+    round) until ``budget`` seconds are spent: a machine that slows down for a while slows every
+    one of them, so their differences stay true. Each round calls a function as many times in a
+    row as last about ``group_s`` (at least once), so that each is timed with its own data in the
+    caches, as a program calling it in a loop runs it, not after another's memory traffic. Each
+    is the ``quantile`` of its samples (the lower quartile: a busy machine only ever adds time, so
+    the faster samples are the call's own cost; the median when ``quantile`` is 0.5). Garbage
+    collection is off while timing."""
+    groups = []
     for fn in fns:
         fn()  # warm caches
+        t0 = _perf()
+        fn()
+        groups.append(max(1, int(group_s / max(_perf() - t0, 1e-9))))
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -63,10 +70,11 @@ def alternating_medians(fns: list, budget: float = 0.2, min_rounds: int = 5, max
         start = _perf()
         rounds = 0
         while rounds < max_rounds and (rounds < min_rounds or _perf() - start < budget):
-            for fn, out in zip(fns, times):
+            for fn, k, out in zip(fns, groups, times):
                 t0 = _perf()
-                fn()
-                out.append(_perf() - t0)
+                for _ in range(k):
+                    fn()
+                out.append((_perf() - t0) / k)
             rounds += 1
             if ON_CALL:
                 _called()

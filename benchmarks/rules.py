@@ -1,0 +1,209 @@
+#!/usr/bin/env python
+"""The per-rule table: each native rule's gradient (forward + pullback) against its primal, on
+arrays of 10^4 elements or more, next to autograd's VJP of the same function.
+
+    python benchmarks/rules.py                      # every rule, a plain table
+    python benchmarks/rules.py --format markdown --rules cholesky,solve
+
+For each rule, ``vjp(f, argnums, cotangent)`` (the engine's entry point the profiler's replays
+use) runs the forward pass and the reverse pass from a fixed random cotangent of the output's
+shape, with no reduction added; the primal is the NumPy call alone. The ratio is their quotient:
+the target is 3 or less. autograd's column is ``autograd.make_vjp`` then the vjp of the same
+cotangent, divided by the same primal. Times are medians of samples taken alternately (primal,
+adcli, autograd, ...), BLAS pinned to one thread before NumPy loads. Before timing, adcli's
+cotangents are checked against autograd's (rtol 1e-6): a mismatch is printed and the script
+exits 1.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS"):
+    os.environ[_var] = "1"  # BLAS pinned to one thread before NumPy loads
+
+import argparse  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
+
+from adcli.engine.grad import vjp  # noqa: E402
+
+TARGET = 3.0
+N = 100  # matrices are N x N (10^4 elements), vectors N * N long
+
+
+def _spd(rng, n):
+    a = rng.standard_normal((n, n))
+    return a @ a.T / n + np.eye(n)
+
+
+def cases():
+    """(name, function, arguments, argnums): one per native rule, arrays of 10^4+ elements."""
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((N, N)), rng.standard_normal((N, N))
+    pos = np.abs(x) + 0.5
+    v = rng.standard_normal(N * N)
+    a, b = rng.standard_normal(N), rng.standard_normal(N)
+    s10, t10 = rng.standard_normal((10, 10)), rng.standard_normal((10, 10))
+    spd = _spd(rng, N)
+    idx = rng.integers(0, N, size=N)
+    out = [
+        ("sin", np.sin, (x,), 0), ("exp", lambda u: np.exp(u * 0.1), (x,), 0), ("log", np.log, (pos,), 0),
+        ("tanh", np.tanh, (x,), 0), ("sqrt", np.sqrt, (pos,), 0), ("abs", np.abs, (x,), 0),
+        ("add", np.add, (x, y), (0, 1)), ("multiply", np.multiply, (x, y), (0, 1)),
+        ("divide", np.divide, (x, pos), (0, 1)), ("power", lambda u: u ** 3, (x,), 0),
+        ("maximum", np.maximum, (x, y), (0, 1)), ("where", lambda u, w: np.where(u > 0, u, w), (x, y), (0, 1)),
+        ("broadcast add", lambda u, w: u + w, (x, a), (0, 1)),
+        ("sum", np.sum, (x,), 0), ("sum axis=0", lambda u: np.sum(u, axis=0), (x,), 0),
+        ("mean axis=0", lambda u: np.mean(u, axis=0), (x,), 0), ("var axis=0", lambda u: np.var(u, axis=0), (x,), 0),
+        ("std axis=0", lambda u: np.std(u, axis=0), (x,), 0), ("max axis=1", lambda u: np.max(u, axis=1), (x,), 0),
+        ("cumsum", lambda u: np.cumsum(u, axis=0), (x,), 0), ("prod axis=0", lambda u: np.prod(u, axis=0), (pos,), 0),
+        ("transpose", lambda u: u.T, (x,), 0), ("reshape", lambda u: np.reshape(u, (N * N,)), (x,), 0),
+        ("slice", lambda u: u[::2, 1:], (x,), 0), ("fancy index", lambda u: u[idx], (x,), 0),
+        ("concatenate", lambda u, w: np.concatenate([u, w]), (x, y), (0, 1)),
+        ("stack", lambda u, w: np.stack([u, w]), (x, y), (0, 1)),
+        ("roll", lambda u: np.roll(u, 3, axis=1), (x,), 0), ("triu", np.triu, (x,), 0),
+        ("outer", np.outer, (a, b), (0, 1)), ("kron", np.kron, (s10, t10), (0, 1)),
+        ("matmul", np.matmul, (x, y), (0, 1)), ("dot (vector)", np.dot, (v, v), (0, 1)),
+        ("einsum ij,jk", lambda u, w: np.einsum("ij,jk->ik", u, w), (x, y), (0, 1)),
+        ("cholesky", np.linalg.cholesky, (spd,), 0), ("solve", np.linalg.solve, (spd, y), (0, 1)),
+        ("inv", np.linalg.inv, (spd,), 0), ("det", np.linalg.det, (spd,), 0),
+        ("slogdet", lambda u: np.linalg.slogdet(u)[1], (spd,), 0),
+        ("eigh", lambda u: np.linalg.eigh(u)[0], (spd,), 0),
+        ("svd", lambda u: np.linalg.svd(u, compute_uv=False), (x,), 0),
+        ("norm", np.linalg.norm, (x,), 0),
+    ]
+    return out
+
+
+def _same_rng_cotangent(out):
+    rng = np.random.default_rng(1)
+    return rng.standard_normal(np.shape(out)) if np.ndim(out) else 1.0
+
+
+def _timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def alternate(fns: list, budget: float) -> list[float]:
+    """Median seconds of each of ``fns``, sampled in turn in groups lasting at least 1 ms."""
+    for fn in fns:
+        fn()
+    inner = [max(1, int(1e-3 / max(_timed(fn), 1e-7))) for fn in fns]
+    times: list[list[float]] = [[] for _ in fns]
+    end = time.perf_counter() + budget
+    while len(times[0]) < 5 or (time.perf_counter() < end and len(times[0]) < 500):
+        for fn, k, out in zip(fns, inner, times):
+            out.append(_timed(lambda: [fn() for _ in range(k)]) / k)
+    return [statistics.median(t) for t in times]
+
+
+def _autograd():
+    try:
+        import autograd
+        import autograd.numpy as anp
+        return autograd, anp
+    except ImportError:  # pragma: no cover - autograd is a dependency of adcli
+        return None, None
+
+
+def anp_module():
+    return _autograd()[1]
+
+
+def _autograd_function(fn):
+    anp = anp_module()
+    if getattr(fn, "__name__", "") == "<lambda>":
+        import types
+        return types.FunctionType(fn.__code__, {**fn.__globals__, "np": anp}, "f", fn.__defaults__, fn.__closure__)
+    if fn in (np.linalg.cholesky, np.linalg.solve, np.linalg.inv, np.linalg.det):
+        return getattr(anp.linalg, fn.__name__)
+    return getattr(anp, fn.__name__)
+
+
+def run(names: set, budget: float) -> list[dict]:
+    autograd, _ = _autograd()
+    rows = []
+    for name, fn, args, argnums in cases():
+        if names and name not in names:
+            continue
+        out = fn(*args)
+        cot = _same_rng_cotangent(out)
+        ours = vjp(fn, argnums, cot)
+        fns = [lambda: fn(*args), lambda: ours(*args)]
+        row = {"rule": name, "shape": " ".join("x".join(map(str, np.shape(a))) for a in args), "note": ""}
+        ag = None
+        if autograd is not None:
+            try:
+                f_ag = _autograd_function(fn)
+                nums = (argnums,) if isinstance(argnums, int) else argnums
+
+                def ag_vjp(f_ag=f_ag, nums=nums):
+                    return [autograd.make_vjp(f_ag, k)(*args)[0](cot) for k in nums]
+
+                ag_grads = ag_vjp()
+                _, mine = ours(*args)
+                mine = (mine,) if isinstance(argnums, int) else mine
+                for m, t in zip(mine, ag_grads):
+                    scale = max(float(np.max(np.abs(t))), 1e-300)
+                    if not np.allclose(m, t, rtol=1e-6, atol=1e-9 * scale):
+                        row["note"] = "GRADIENT MISMATCH with autograd"
+                        print(f"GRADIENT MISMATCH: {name}", file=sys.stderr)
+                ag = ag_vjp
+            except Exception as e:  # noqa: BLE001 - autograd cannot run it: no column
+                row["note"] = f"autograd: {type(e).__name__}"
+        if ag is not None:
+            fns.append(ag)
+        times = alternate(fns, budget)
+        row["primal"], row["adcli"] = times[0], times[1]
+        row["autograd"] = times[2] if ag is not None else None
+        rows.append(row)
+        print(f"  {name}: {times[1] / times[0]:.1f}x", file=sys.stderr, flush=True)
+    return rows
+
+
+def render(rows: list[dict], fmt: str) -> str:
+    cols = ["rule", "arguments", "primal (µs)", "adcli fwd+rev (µs)", "adcli ratio", f"≤ {TARGET:g}",
+            "autograd ratio", "note"]
+    table = [[r["rule"], r["shape"], f"{r['primal'] * 1e6:.1f}", f"{r['adcli'] * 1e6:.1f}",
+              f"{r['adcli'] / r['primal']:.2f}", "yes" if r["adcli"] <= TARGET * r["primal"] else "NO",
+              "—" if r["autograd"] is None else f"{r['autograd'] / r['primal']:.2f}", r["note"]] for r in rows]
+    if fmt == "markdown":
+        align = "|" + "|".join("---" if i in (0, 1, 7) else "---:" for i in range(len(cols))) + "|"
+        lines = ["| " + " | ".join(cols) + " |", align]
+        lines += ["| " + " | ".join(row) + " |" for row in table]
+        return "\n".join(lines)
+    widths = [max(len(c), *(len(row[i]) for row in table)) for i, c in enumerate(cols)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(cols, widths))]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)) for row in table]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--rules", default="", help="comma-separated rule names (default: all)")
+    p.add_argument("--budget", type=float, default=0.3, help="seconds of alternate timing per rule (default 0.3)")
+    p.add_argument("--format", choices=("plain", "markdown"), default="plain")
+    a = p.parse_args(argv)
+    names = {n.strip() for n in a.rules.split(",") if n.strip()}
+    known = {c[0] for c in cases()}
+    if names - known:
+        p.error(f"unknown rule(s): {', '.join(sorted(names - known))}")
+    rows = run(names, a.budget)
+    print(render(rows, a.format))
+    over = [r["rule"] for r in rows if r["adcli"] > TARGET * r["primal"]]
+    print(f"\n{len(rows) - len(over)} of {len(rows)} rules at or under {TARGET:g}x their primal"
+          + (f"; over: {', '.join(over)}" if over else ""), file=sys.stderr)
+    return 1 if any("MISMATCH" in r["note"] for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
