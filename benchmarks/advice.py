@@ -68,6 +68,13 @@ def timed(fn) -> float:
     return time.perf_counter() - t0
 
 
+def repeat(fn, n: int) -> None:
+    """``fn()`` ``n`` times, each result dropped at once (a list of them would keep every
+    gradient's arrays alive, and time fresh memory instead of the call)."""
+    for _ in range(n):
+        fn()
+
+
 def alternate(a, b, budget: float) -> tuple[float, float]:
     """Median seconds of ``a`` and of ``b``, sampled alternately for about ``budget`` seconds;
     each sample groups calls to last at least 2 ms."""
@@ -77,8 +84,8 @@ def alternate(a, b, budget: float) -> tuple[float, float]:
     xs, ys = [], []
     t_end = time.perf_counter() + budget
     while len(xs) < 7 or (time.perf_counter() < t_end and len(xs) < 2000):
-        xs.append(timed(lambda: [a() for _ in range(inner)]) / inner)
-        ys.append(timed(lambda: [b() for _ in range(inner)]) / inner)
+        xs.append(timed(lambda: repeat(a, inner)) / inner)
+        ys.append(timed(lambda: repeat(b, inner)) / inner)
     return statistics.median(xs), statistics.median(ys)
 
 

@@ -50,16 +50,32 @@ def _promote(g, a, b):
     return g, a, b
 
 
+# Vector operands take direct forms: a matrix product with a length-1 axis ((n,1) @ (1,1))
+# misses BLAS and costs 10-30x the elementwise product it amounts to.
 def _matmul_da(g, ans, a, b):
+    na, nb = np.ndim(a), np.ndim(b)
+    if na == 1 and nb == 1:  # (n) @ (n) -> ()
+        return np.multiply(g, b)
+    if na == 2 and nb == 1:  # (m,n) @ (n) -> (m)
+        return np.multiply.outer(np.asarray(g), b)
+    if na == 1 and nb == 2:  # (n) @ (n,m) -> (m)
+        return np.asarray(b) @ g
     g2, a2, b2 = _promote(g, a, b)
     da = g2 @ _T(b2)
-    return da[..., 0, :] if np.ndim(a) == 1 else da
+    return da[..., 0, :] if na == 1 else da
 
 
 def _matmul_db(g, ans, a, b):
+    na, nb = np.ndim(a), np.ndim(b)
+    if na == 1 and nb == 1:
+        return np.multiply(g, a)
+    if na == 2 and nb == 1:
+        return np.asarray(g) @ a
+    if na == 1 and nb == 2:
+        return np.multiply.outer(a, np.asarray(g))
     g2, a2, b2 = _promote(g, a, b)
     db = _T(a2) @ g2
-    return db[..., 0] if np.ndim(b) == 1 else db
+    return db[..., 0] if nb == 1 else db
 
 
 MATMUL = defufunc(np.matmul, _matmul_da, _matmul_db)
