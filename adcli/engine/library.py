@@ -165,14 +165,17 @@ _ready: list = []  # the patches with a route, in resolution order
 
 
 def _lookup(name: str):
-    """``(module, qualname, object)`` for a dotted name whose module is loaded, else None."""
+    """``(module, qualname, object)`` for a dotted name whose module is loaded, else None. A
+    module's attributes are read from its ``__dict__``: ``getattr`` on a package with lazy
+    submodules (``scipy.stats`` on ``scipy``) would import them, and the engine never imports
+    SciPy (a gradient after ``import scipy`` would load five of its submodules, 0.7 s)."""
     parts = name.split(".")
     for cut in range(len(parts) - 1, 0, -1):
         module = sys.modules.get(".".join(parts[:cut]))
         if module is not None:
             obj = module
             for attr in parts[cut:]:
-                obj = getattr(obj, attr, None)
+                obj = vars(obj).get(attr) if isinstance(obj, types.ModuleType) else getattr(obj, attr, None)
                 if obj is None:
                     return None
             return ".".join(parts[:cut]), ".".join(parts[cut:]), obj
