@@ -793,3 +793,20 @@ def test_unique_bincount_histogram_and_nextafter_keep_their_gradients():
         adcli.grad(lambda v: np.sum(np.histogram(v, bins=3, density=True)[0]))(x)
     with pytest.raises(UnsupportedError, match="bins='auto'"):
         adcli.grad(lambda v: np.sum(np.histogram(v, bins="auto")[1]))(x)
+
+
+@pytest.mark.parametrize("x", [
+    np.array([0.5, -2.0, 3.0, 1.25]),  # no zeros, a normal product: ans / x_i
+    np.array([0.5, 0.0, 3.0, 1.25]),  # a zero: the exclusive products
+    np.array([0.0, 0.0, 3.0, 1.25]),  # two zeros: every gradient entry 0
+    np.array([1e-160, 1e-160, 1e-5, 2.0]),  # a subnormal product: ans / x_i would lose digits
+    np.array([1e200, 1e200, 1e-250, 3.0]),  # an overflow on the way: inf, as the scans give
+])
+def test_prod_gradient_is_the_product_of_the_others(x):
+    with np.errstate(over="ignore"):
+        g = adcli.grad(lambda v: np.prod(v))(x)
+    with np.errstate(all="ignore"):
+        others = np.array([np.prod(np.delete(x, i)) for i in range(len(x))])
+    finite = np.isfinite(others)
+    np.testing.assert_array_equal(np.isfinite(g), finite)
+    np.testing.assert_allclose(g[finite], others[finite], rtol=1e-13, atol=0)

@@ -101,6 +101,13 @@ def _to_last(x, axes):
 
 
 def _prod_vjp(g, ans, x, axis=None, keepdims=False):
+    ans_k = keep(ans, x, axis, keepdims)
+    if type(x) is np.ndarray and x.dtype.kind == "f" and np.all(x != 0):
+        # no zeros, and every product a normal finite number: the product of the others is
+        # ans / x_i, as exact (to an ulp) as the scans below and a fraction of their cost
+        mag = np.abs(ans_k)
+        if np.all((mag >= np.finfo(x.dtype).tiny) & (mag <= np.finfo(x.dtype).max)):
+            return keep(g, x, axis, keepdims) * (ans_k / x)
     axes = norm_axes(axis, np.ndim(x))
     flat, moved_shape, inverse = _to_last(x, axes)
     ones = np.ones(flat.shape[:-1] + (1,), flat.dtype)
