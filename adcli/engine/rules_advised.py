@@ -22,17 +22,37 @@ def _neg(shift):
     return tuple(-int(s) for s in shift) if isinstance(shift, (tuple, list)) else np.negative(shift)
 
 
+def _roll(x, shift, axis):
+    """np.roll(x, shift, axis), for one integer shift along one axis of an array done as NumPy
+    does it (np.empty_like and two slice copies: the same values and layout) without its
+    argument handling, which costs several times the copies on small arrays (a 48x48 stencil's
+    400 rolls per step took 7 µs each, 2 µs this way)."""
+    if (type(x) is np.ndarray and type(axis) is int and isinstance(shift, (int, np.integer))
+            and -x.ndim <= axis < x.ndim):
+        axis %= x.ndim
+        off = int(shift) % (x.shape[axis] or 1)
+        out = np.empty_like(x)
+        if off == 0:
+            out[...] = x
+            return out
+        lead = (slice(None),) * axis
+        out[lead + (slice(off, None),)] = x[lead + (slice(None, -off),)]
+        out[lead + (slice(None, off),)] = x[lead + (slice(-off, None),)]
+        return out
+    return np.roll(x, shift, axis)
+
+
 ROLL = Primitive(
     "numpy.roll",
-    lambda x, shift, axis=None: np.roll(x, shift, axis),
-    lambda g, ans, x, shift, axis=None: np.roll(g, _neg(shift), axis),
+    lambda x, shift, axis=None: _roll(x, shift, axis),
+    lambda g, ans, x, shift, axis=None: _roll(np.asarray(g), _neg(shift), axis),
     None,
     reads=False,
 )
 
 
 @defnative(np.roll)
-def _roll(a, shift, axis=None):
+def _native_roll(a, shift, axis=None):
     if isinstance(shift, Tracer) or isinstance(axis, Tracer) or np.ndim(a.value if isinstance(a, Tracer) else a) == 0:
         return entry(np.roll).derivation((a, shift), {"axis": axis})
     return apply(ROLL, a, shift, axis=axis)
