@@ -810,3 +810,28 @@ def test_prod_gradient_is_the_product_of_the_others(x):
     finite = np.isfinite(others)
     np.testing.assert_array_equal(np.isfinite(g), finite)
     np.testing.assert_allclose(g[finite], others[finite], rtol=1e-13, atol=0)
+
+
+@pytest.mark.parametrize("traced", [(0, 1), (0,), (1,)])
+@pytest.mark.parametrize("ashape, bshape", [((5, 5), (5,)), ((5, 5), (5, 2)), ((3, 5, 5), (5,)), ((3, 5, 5), (3, 5, 2))])
+def test_solve_pullback_one_solve_for_both_arguments(traced, ashape, bshape):
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal(ashape) + 3 * np.eye(5)
+    b = rng.standard_normal(bshape)
+    w = rng.standard_normal(np.linalg.solve(a, b).shape)
+
+    def f(a, b):
+        return np.sum(np.linalg.solve(a, b) * w)
+
+    got = adcli.grad(f, argnums=traced)(a, b)
+    eps = 1e-6
+    for k, g in zip(traced, got):
+        arg = (a, b)[k]
+        fd = np.zeros_like(arg)
+        for idx in np.ndindex(arg.shape):
+            up, down = [a.copy(), b.copy()], [a.copy(), b.copy()]
+            up[k][idx] += eps
+            down[k][idx] -= eps
+            fd[idx] = (f(*up) - f(*down)) / (2 * eps)
+        assert g.shape == arg.shape and g.dtype == arg.dtype
+        np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)

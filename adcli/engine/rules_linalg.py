@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedError
-from .core import Primitive, Tracer, apply, node_kind, record, unbroadcast
+from .core import Primitive, Tracer, _parents, apply, kept, node_kind, record, unbroadcast
 from .registry import defnative
 from .rules_contract import cast_like
 from .rules_reduce import keep
@@ -80,19 +80,31 @@ DET = Primitive(
 )
 
 
-def _solve_db(g, ans, a, b):
-    # x = a^-1 b: db = a^-T g. A 1-d b is one vector for every matrix of the stack.
-    if np.ndim(b) == 1:
-        return unbroadcast(solve(_T(a), np.asarray(g)[..., None])[..., 0], b)
-    return unbroadcast(solve(_T(a), g), b)
+@node_kind(output=2)
+def _pb_solve(node, g, acc):
+    # x = a^-1 b: db = a^-T g, da = -db x^T (before summing over broadcast batch dimensions);
+    # one solve serves both when both are traced. A 1-d b is one vector for every matrix.
+    _, parents, ans, a, b = node
+    g = np.asarray(g)
+    gb = solve(_T(a), g[..., None])[..., 0] if np.ndim(b) == 1 else solve(_T(a), g)
+    for argnum, p in parents:
+        if argnum == 0:
+            da = -gb[..., :, None] * ans[..., None, :] if np.ndim(b) == 1 else -gb @ _T(ans)
+            acc.add(p, cast_like(unbroadcast(da, a), a))
+        else:
+            acc.add(p, cast_like(unbroadcast(gb, b), b))
 
 
+# The same, one argument at a time: the primitive's VJPs say which arguments are differentiable
+# (_parents) and give the maths per argument; the engine records _pb_solve, which shares the solve.
 def _solve_da(g, ans, a, b):
-    # da = -db x^T (before summing db over broadcast batch dimensions).
-    if np.ndim(b) == 1:
-        gb = solve(_T(a), np.asarray(g)[..., None])
-        return unbroadcast(-gb @ _T(ans[..., None]), a)
-    return unbroadcast(-solve(_T(a), g) @ _T(ans), a)
+    gb = solve(_T(a), np.asarray(g)[..., None])[..., 0] if np.ndim(b) == 1 else solve(_T(a), g)
+    return unbroadcast(-gb[..., :, None] * ans[..., None, :] if np.ndim(b) == 1 else -gb @ _T(ans), a)
+
+
+def _solve_db(g, ans, a, b):
+    gb = solve(_T(a), np.asarray(g)[..., None])[..., 0] if np.ndim(b) == 1 else solve(_T(a), g)
+    return unbroadcast(gb, b)
 
 
 SOLVE = Primitive("numpy.linalg.solve", solve, _solve_da, _solve_db)
@@ -110,7 +122,12 @@ def _det(a):
 
 @defnative(np.linalg.solve)
 def _solve(a, b):
-    return apply(SOLVE, a, b)
+    tape, parents, vals = _parents(SOLVE, (a, b))
+    ans = solve(*vals)
+    if tape is None or not parents:
+        return ans
+    av, bv = (kept(v) if v is arg else v for v, arg in zip(vals, (a, b)))  # plain operands: kept copies
+    return record(tape, (_pb_solve, tuple(parents), ans, av, bv), ans)
 
 
 @defnative(np.linalg.slogdet)
