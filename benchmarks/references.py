@@ -391,6 +391,18 @@ def _stencil_simulate(u0, kappa, vx, vy):
     return u, pullback
 
 
+def _stencil_f(u0, kappa, vx, vy, target):
+    u, simulate_pullback = _stencil_simulate(u0, kappa, vx, vy)
+    r = u - target
+    value = np.sum(r**2)
+
+    def pullback(g):
+        gu = (2.0 * g) * r
+        return (*simulate_pullback(gu), -gu)
+
+    return value, pullback
+
+
 # --- rnn: the closures of make_rnn_funs -----------------------------------------------------------
 
 
@@ -812,6 +824,7 @@ REFERENCE: dict[tuple[str, str], Callable] = {
     ("rk4_ode", "rk4_step"): _rk4_step,
     ("stencil_roll", "simulate"): _stencil_simulate,
     ("stencil_roll", "step"): _stencil_step,
+    ("stencil_roll", "f"): _stencil_f,
     ("rnn", "make_rnn_funs.<locals>.update_rnn"): _rnn_update,
     ("rnn", "make_rnn_funs.<locals>.hiddens_to_output_probs"): _rnn_output_probs,
     ("rnn", "make_rnn_funs.<locals>.loss"): _rnn_loss,
