@@ -120,12 +120,8 @@ def _autograd():
         return None, None
 
 
-def anp_module():
-    return _autograd()[1]
-
-
 def _autograd_function(fn):
-    anp = anp_module()
+    anp = _autograd()[1]
     if getattr(fn, "__name__", "") == "<lambda>":
         import types
         return types.FunctionType(fn.__code__, {**fn.__globals__, "np": anp}, "f", fn.__defaults__, fn.__closure__)
