@@ -80,31 +80,37 @@ DET = Primitive(
 )
 
 
+# x = a^-1 b: db = a^-T g, da = -db x^T (before summing over broadcast batch dimensions). A 1-d
+# b is one vector for every matrix of the stack.
+def _solve_gb(g, a, b):
+    g = np.asarray(g)
+    return solve(_T(a), g[..., None])[..., 0] if np.ndim(b) == 1 else solve(_T(a), g)
+
+
+def _solve_da_of(gb, ans, a, b):
+    return unbroadcast(-gb[..., :, None] * ans[..., None, :] if np.ndim(b) == 1 else -gb @ _T(ans), a)
+
+
 @node_kind(output=2)
 def _pb_solve(node, g, acc):
-    # x = a^-1 b: db = a^-T g, da = -db x^T (before summing over broadcast batch dimensions);
-    # one solve serves both when both are traced. A 1-d b is one vector for every matrix.
+    # the engine's node for np.linalg.solve: one solve serves both arguments when both are traced
     _, parents, ans, a, b = node
-    g = np.asarray(g)
-    gb = solve(_T(a), g[..., None])[..., 0] if np.ndim(b) == 1 else solve(_T(a), g)
+    gb = _solve_gb(g, a, b)
     for argnum, p in parents:
         if argnum == 0:
-            da = -gb[..., :, None] * ans[..., None, :] if np.ndim(b) == 1 else -gb @ _T(ans)
-            acc.add(p, cast_like(unbroadcast(da, a), a))
+            acc.add(p, cast_like(_solve_da_of(gb, ans, a, b), a))
         else:
             acc.add(p, cast_like(unbroadcast(gb, b), b))
 
 
-# The same, one argument at a time: the primitive's VJPs say which arguments are differentiable
-# (_parents) and give the maths per argument; the engine records _pb_solve, which shares the solve.
+# The primitive's VJPs, one argument at a time: they say which arguments are differentiable
+# (_parents, `adcli rules list`); the engine records _pb_solve instead.
 def _solve_da(g, ans, a, b):
-    gb = solve(_T(a), np.asarray(g)[..., None])[..., 0] if np.ndim(b) == 1 else solve(_T(a), g)
-    return unbroadcast(-gb[..., :, None] * ans[..., None, :] if np.ndim(b) == 1 else -gb @ _T(ans), a)
+    return _solve_da_of(_solve_gb(g, a, b), ans, a, b)
 
 
 def _solve_db(g, ans, a, b):
-    gb = solve(_T(a), np.asarray(g)[..., None])[..., 0] if np.ndim(b) == 1 else solve(_T(a), g)
-    return unbroadcast(gb, b)
+    return unbroadcast(_solve_gb(g, a, b), b)
 
 
 SOLVE = Primitive("numpy.linalg.solve", solve, _solve_da, _solve_db)
