@@ -147,11 +147,12 @@ def aggregate(profiles: list[Profile]) -> tuple[dict, float]:
                                     *(zip(("pullback_s", "vector_pullback_s", "rule_call_s"), parts) if decomposed else ())):
                     old = (getattr(c, attr) or 0.0) if c.measured else 0.0
                     setattr(c, attr, (old * c._weight + value * w) / (c._weight + w))
-                # the pullbacks' NumPy work: a weighted mean like the rest, None once a profile lacks it
-                c.work_s = None if r.work_s is None or (c.measured and c.work_s is None) else (
-                    ((c.work_s or 0.0) * c._weight + r.work_s * w) / (c._weight + w))
-                c.program_alone_s = None if r.program_alone_s is None or (c.measured and c.program_alone_s is None) else (
-                    ((c.program_alone_s or 0.0) * c._weight + r.program_alone_s * w) / (c._weight + w))
+                # the pullbacks' NumPy work and the own gradient in the program's rounds: weighted
+                # means like the rest, None once a profile lacks them
+                for attr in ("work_s", "program_alone_s"):
+                    value, old = getattr(r, attr), getattr(c, attr)
+                    setattr(c, attr, None if value is None or (c.measured and old is None) else (
+                        ((old or 0.0) * c._weight + value * w) / (c._weight + w)))
                 for attr in ("program_s", "program_import_s", "program_floor_s"):
                     value, old = getattr(r, attr), getattr(c, attr)
                     setattr(c, attr, None if value is None or (c.measured and old is None) else (old or 0.0) + value)
