@@ -9,9 +9,15 @@ What it observes, and how:
   are too many); each tape node is attributed to the innermost call open when it was recorded.
 
 Every signature node of the call tree collects calls, forward time (inclusive; self is derived),
-reverse time (timed per tape node in the reverse pass, attributed to its owner), primitive
-counts, and allocations: arrays the forward pass made (``core.output_of``) and arrays the reverse
-pass stored as cotangents or gradient buffers (views and in-place accumulation allocate nothing).
+reverse time (the pullbacks of the nodes it recorded), primitive counts, and allocations: arrays
+the forward pass made (``core.output_of``) and the cotangent arrays the reverse pass made for the
+values it recorded (one per value however many shares were summed into it; views, cotangents
+passed on unchanged and in-place accumulation allocate nothing); the gradients of the inputs are
+charged to the top-level call (the function handed to ``grad``).
+
+The bookkeeping is per call event, not per primitive: the tape is kept as stretches, each
+recorded by one call, and the reverse pass times a stretch as a whole (profiling a loop of
+scalar operations costs the engine's own work plus a little per call).
 """
 
 from __future__ import annotations
@@ -23,11 +29,12 @@ import os
 import sys
 import threading
 import time
+import weakref
 
 import numpy as np
 
 from ..engine import hooks, library
-from ..engine.core import Tracer, has_tracer, output_of
+from ..engine.core import Tracer, has_tracer
 from ..engine.grad import stop_gradient
 from ..engine.pytree import flatten
 from ..engine.signature import Signature, signature_key
@@ -94,30 +101,20 @@ class Observed:
         self.output = None  # what the first call returned (output_kind): can a rule return it?
 
 
-class _Grads(list):
-    """The accumulator's slots, counting arrays the reverse pass stores (not views, not the
-    cotangent a pullback just received and passed on)."""
-
-    __slots__ = ("session", "current")
-
-    def __setitem__(self, i, v):
-        if type(v) is ndarray and v.base is None and v is not self.current and v.size:
-            owner = self.session.owner_of(self.session.local.reverse_index)
-            owner.rev_allocs += 1
-            owner.rev_bytes += v.nbytes
-        list.__setitem__(self, i, v)
-
-
 class _Thread(threading.local):
-    """What one thread's gradient in progress needs: its tape, its stack of open calls, which
-    call recorded each tape node. Programs may take gradients in several threads at once."""
+    """What one thread's gradient in progress needs: its tape, its stack of open calls, and
+    which call recorded each stretch of the tape. Programs may take gradients in several
+    threads at once."""
 
     def __init__(self, root: CallNode):
         self.stack: list = [root]
         self.tape = None
-        self.owner: list = []  # tape index -> CallNode that recorded it
+        # The tape in stretches: (first index, CallNode that recorded nodes from there on). A
+        # call event appends one only when new nodes were recorded since the last, so the
+        # bookkeeping is per call, not per primitive, and the reverse pass times whole stretches.
+        self.marks: list = []
+        self.charged = 0  # tape nodes covered by marks
         self.t_start = 0.0
-        self.reverse_index = 0
 
 
 class Session(hooks.Session):
@@ -167,7 +164,8 @@ class Session(hooks.Session):
     def start(self, tape, f) -> None:
         loc = self.local
         loc.tape = tape
-        loc.owner = []
+        loc.marks = []
+        loc.charged = len(tape.nodes)  # the leaves, recorded before f runs
         loc.stack = [self.root]
         with self.lock:
             self.gradients += 1
@@ -178,6 +176,7 @@ class Session(hooks.Session):
                 self._gc_was_enabled = gc.isenabled()
                 gc.disable()
             self._timing += 1
+        loc.t_forward = loc.t_reverse = 0.0
         loc.t_start = _perf()
 
     def recording(self) -> bool:
@@ -185,133 +184,135 @@ class Session(hooks.Session):
 
     def numpy_call(self, module, qualname, source, fn, spread, args, kwargs, func=None):
         loc = self.local
-        if loc.tape is None:
+        tape = loc.tape
+        if tape is None:
             return fn(*args, **kwargs) if spread else fn(args, kwargs)
-        where = "user" if func is not None else "numpy"
         # keyed by plain strings (cheap to hash); the Signature is built once per new key
-        key = (where, module, qualname, signature_key(args, kwargs))
+        key = (func is not None, module, qualname, signature_key(args, kwargs))
         sig = self.signatures.get(key)
         if sig is None:
-            with self.lock:
-                sig = self.signatures.get(key) or self._signature(
-                    key, Signature.from_key(module, qualname, key[3]), where,
-                    _location(func) if func is not None else None, func if func is not None else _numpy_func(module, qualname))
-        node = self._enter(loc, sig, args, kwargs)
-        sig.served[source] = sig.served.get(source, 0) + 1
-        try:
-            out = fn(*args, **kwargs) if spread else fn(args, kwargs)
-            if sig.output is None:
-                sig.output = output_kind(out)
-            return out
-        finally:
-            self._exit(loc, node)
-
-    def backward(self, tape, acc, start: int) -> None:
-        loc = self.local
-        t_fwd = _perf()
-        self._flush(loc, loc.stack[-1])
-        grads = _Grads(acc.grads)
-        grads.session = self
-        grads.current = None
-        acc.grads = grads
-        nodes = tape.nodes
-        owner = loc.owner
-        try:
-            # The reverse pass of engine.tape.backward, with each pullback timed and charged to
-            # the call that recorded its node.
-            for i in range(start, -1, -1):
-                g = grads[i]
-                if g is None:
-                    continue
-                node = nodes[i]
-                if node is None:
-                    continue
-                list.__setitem__(grads, i, None)
-                grads.current = g
-                loc.reverse_index = i
-                t0 = _perf()
-                node[0](node, g, acc)
-                owner[i].rev += _perf() - t0
-        finally:
-            acc.grads = list(grads)
-            with self.lock:
-                self.forward_s += t_fwd - loc.t_start
-                self.reverse_s += _perf() - t_fwd
-            loc.tape = None
-
-    def finish(self, tape) -> None:
-        """The gradient computation ended (also when ``f`` raised before its reverse pass)."""
-        if sys.exc_info()[0] is not None:  # called from the engine's finally: an exception is on its way
-            with self.lock:
-                self.failed_gradients += 1
-        loc = self.local
-        if loc.tape is tape:
-            self._flush(loc, loc.stack[-1])
-            with self.lock:
-                self.forward_s += _perf() - loc.t_start
-            loc.tape = None
-        with self.lock:
-            self._timing = max(self._timing - 1, 0)
-            if self._timing == 0 and self._gc_was_enabled:
-                self._gc_was_enabled = False
-                gc.enable()
-
-    def owner_of(self, i: int) -> CallNode:
-        owner = self.local.owner
-        return owner[i] if i < len(owner) else self.root
-
-    # --- the call tree ---
-    def _signature(self, key, signature, kind, location, func) -> Observed:
-        sig = Observed(len(self.by_id), signature, kind, location or "")
-        sig.func = func
-        self.by_id[sig.id] = sig
-        self.signatures[key] = sig
-        return sig
-
-    def _enter(self, loc: _Thread, sig: Observed, args, kwargs) -> CallNode:
-        parent = loc.stack[-1]
-        self._flush(loc, parent)
+            sig = self._signature(key, module, qualname, func)
+        stack = loc.stack
+        parent = stack[-1]
+        if len(tape.nodes) > loc.charged:
+            self._flush(loc, parent)
         node = parent.children.get(sig.id)
         if node is None:
             with self.lock:
                 node = parent.child(sig)
         node.calls += 1
         if sig.sample is None:
-            with self.lock:
-                if sig.sample is None:
-                    sig.traced = tuple(i for i, a in enumerate(args) if has_tracer(a))
-                    sig.sample, sig.sample_kwargs = self._capture(args, kwargs)
-        loc.stack.append(node)
-        node.t0 = _perf()
-        return node
+            self._sample(sig, args, kwargs)
+        served = sig.served
+        served[source] = served.get(source, 0) + 1
+        stack.append(node)
+        t0 = _perf()
+        try:
+            out = fn(*args, **kwargs) if spread else fn(args, kwargs)
+        finally:
+            t1 = _perf()
+            if len(tape.nodes) > loc.charged:
+                self._flush(loc, node)
+            node.fwd += t1 - t0
+            if stack and stack[-1] is node:
+                stack.pop()
+        if sig.output is None:
+            sig.output = output_kind(out)
+        return out
 
-    def _exit(self, loc: _Thread, node: CallNode) -> None:
-        t1 = _perf()
-        self._flush(loc, node)
-        node.fwd += t1 - node.t0
-        stack = loc.stack
-        if stack and stack[-1] is node:
-            stack.pop()
+    def backward(self, tape, acc, start: int) -> None:
+        loc = self.local
+        t_fwd = _perf()
+        self._flush(loc, loc.stack[-1])
+        nodes = tape.nodes
+        stretches = _stretches(loc.marks, len(nodes))
+        _count_forward(nodes, stretches)
+        grads = acc.grads
+        known: dict = {}  # id -> weak reference of each cotangent array counted (see _made)
+        try:
+            # The reverse pass of engine.tape.backward, one stretch of the tape at a time: each
+            # stretch is timed as a whole and charged to the call that recorded it, as are the
+            # cotangent arrays the pass made for its values.
+            for lo, hi, owner in reversed(stretches):
+                if lo > start:
+                    continue
+                t0 = _perf()
+                for i in range(min(hi, start + 1) - 1, lo - 1, -1):
+                    g = grads[i]
+                    if g is None:
+                        continue
+                    grads[i] = None
+                    if type(g) is ndarray and g.base is None:
+                        _made(known, g, owner)
+                    node = nodes[i]
+                    node[0](node, g, acc)
+                owner.rev += _perf() - t0
+            outermost = _outermost(stretches[0][2]) if stretches else self.root
+            for i in range(min(stretches[0][0] if stretches else start + 1, start + 1)):  # the gradients
+                g = grads[i]
+                if type(g) is ndarray and g.base is None:
+                    _made(known, g, outermost)
+        finally:
+            loc.t_forward = t_fwd - loc.t_start
+            loc.t_reverse = _perf() - t_fwd
+            loc.tape = None
+            loc.done = tape
+
+    def finish(self, tape) -> None:
+        """The gradient computation ended (also when ``f`` raised before its reverse pass)."""
+        loc = self.local
+        if loc.tape is tape:  # no reverse pass
+            self._flush(loc, loc.stack[-1])
+            _count_forward(tape.nodes, _stretches(loc.marks, len(tape.nodes)))
+            loc.tape = None
+            loc.t_forward = _perf() - loc.t_start
+        elif getattr(loc, "done", None) is not tape:
+            return  # not ours (started before this session was installed)
+        loc.done = None
+        forward = loc.t_forward
+        failed = sys.exc_info()[0] is not None  # called from the engine's finally: an exception is on its way
+        with self.lock:
+            self.forward_s += forward
+            self.reverse_s += loc.t_reverse
+            self.failed_gradients += failed
+            self._timing = max(self._timing - 1, 0)
+            if self._timing == 0 and self._gc_was_enabled:
+                self._gc_was_enabled = False
+                gc.enable()
+
+    # --- the call tree ---
+    def _signature(self, key, module: str, qualname: str, func) -> Observed:
+        """The Observed for a new key (``func``: the user function, None for NumPy's)."""
+        with self.lock:
+            sig = self.signatures.get(key)
+            if sig is None:
+                user = func is not None
+                sig = Observed(len(self.by_id), Signature.from_key(module, qualname, key[3]), "user" if user else "numpy",
+                               _location(func) if user else "")
+                sig.func = func if user else _numpy_func(module, qualname)
+                self.by_id[sig.id] = sig
+                self.signatures[key] = sig
+            return sig
+
+    def _sample(self, sig: Observed, args, kwargs) -> None:
+        with self.lock:
+            if sig.sample is None:
+                sig.traced = tuple(i for i, a in enumerate(args) if has_tracer(a))
+                sig.sample, sig.sample_kwargs = self._capture(args, kwargs)
 
     def _flush(self, loc: _Thread, top: CallNode) -> None:
         """Charge the tape nodes recorded since the last call event to ``top``."""
         tape = loc.tape
         if tape is None:
             return
-        nodes = tape.nodes
-        owner = loc.owner
-        n, k = len(nodes), len(owner)
-        if n <= k:
-            return
-        owner.extend([top] * (n - k))
-        for node in nodes[k:n]:
-            if node is None:
-                continue
-            top.prims += 1
-            v = output_of(node)
-            if type(v) is ndarray and v.base is None:
-                top.fwd_allocs += 1
-                top.fwd_bytes += v.nbytes
+        n = len(tape.nodes)
+        k = loc.charged
+        if n > k:
+            marks = loc.marks
+            if not marks or marks[-1][1] is not top:
+                marks.append((k, top))
+            top.prims += n - k
+            loc.charged = n
 
     def _capture(self, args, kwargs):
         """A copy of a call's arguments (traced values by their plain value), or a marker when
@@ -330,6 +331,49 @@ class Session(hooks.Session):
             return copy.deepcopy(plain), copy.deepcopy(plain_kw)
         except Exception:  # noqa: BLE001 - arguments that cannot be copied are simply not sampled
             return "uncopyable", None
+
+
+def _stretches(marks: list, n: int) -> list:
+    """The marks as (first, end, CallNode) stretches of the tape, ``end`` exclusive."""
+    return [(k, marks[j + 1][0] if j + 1 < len(marks) else n, top) for j, (k, top) in enumerate(marks)]
+
+
+def _count_forward(nodes: list, stretches: list) -> None:
+    """Charge each stretch's call with the arrays its nodes made (``core.output_of``; views
+    and numbers allocate nothing the advisor counts)."""
+    for lo, hi, top in stretches:
+        allocs = nbytes = 0
+        for node in nodes[lo:hi]:
+            at = node[0].output_at
+            if at is not None:
+                v = node[at]
+                if type(v) is ndarray and v.base is None:
+                    allocs += 1
+                    nbytes += v.nbytes
+        top.fwd_allocs += allocs
+        top.fwd_bytes += nbytes
+
+
+def _outermost(node: CallNode) -> CallNode:
+    """The top-level call above ``node`` (the function handed to ``grad``, when it is the
+    user's): the gradients of the inputs are charged to it."""
+    while node.parent is not None and node.parent.parent is not None:
+        node = node.parent
+    return node
+
+
+def _made(known: dict, g: np.ndarray, owner: CallNode) -> None:
+    """Count a cotangent array the reverse pass made, once: a pullback may hand its own
+    cotangent on to a parent unchanged (``add``'s does), and that is no new array. ``known``
+    holds the arrays counted by weak reference, checked by identity, so an id reused after a
+    cotangent was freed is not mistaken for it."""
+    ref = known.get(id(g))
+    if ref is not None and ref() is g:
+        return
+    known[id(g)] = weakref.ref(g)
+    if g.size:
+        owner.rev_allocs += 1
+        owner.rev_bytes += g.nbytes
 
 
 def _leaves(x):
