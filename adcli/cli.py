@@ -23,7 +23,15 @@ from .app.report import report as make_report
 from .app.report import write_report
 from .errors import AdcliError
 from .fileio import check_writable, write_text
-from .profiler.api import DEFAULT_REPLAYS_TOTAL, DEFAULT_SAMPLE_BUDGET, NoGradientError, report_error
+from .profiler.api import (
+    AUTO,
+    DEFAULT_REPLAYS_TOTAL,
+    DEFAULT_SAMPLE_BUDGET,
+    REPLAY_CAP_S,
+    REPLAY_FLOOR_S,
+    NoGradientError,
+    report_error,
+)
 from .render import console as console_settings
 from .render import formats, render
 from .render.check import summary_line
@@ -134,6 +142,23 @@ class Size(click.ParamType):
             self.fail(str(exc), param, ctx)
 
 
+class Seconds(click.ParamType):
+    """A positive number of seconds, or "auto"."""
+
+    name = "SECONDS"
+
+    def convert(self, value, param, ctx):
+        if value == AUTO or isinstance(value, float):
+            return value
+        try:
+            seconds = float(value)
+        except ValueError:
+            self.fail(f"{value!r} is not a number of seconds or {AUTO!r}", param, ctx)
+        if not seconds > 0 or seconds == float("inf"):
+            self.fail(f"{value!r} is not a positive number of seconds", param, ctx)
+        return seconds
+
+
 @cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("-m", "module", metavar="MODULE", default=None, help="Run a module as a script, as `python -m`.")
 @click.option("-o", "--output", default="adcli-profile.json", show_default=True,
@@ -149,9 +174,9 @@ class Size(click.ParamType):
 @click.option("--sort", type=click.Choice(PROFILE_SORTS), default="time", show_default=True,
               help="Rank the summary by gradient time or by bytes allocated.")
 @click.option("--no-replay", is_flag=True, help="Skip the isolated replays (faster; no primal or import costs).")
-@click.option("--replay-budget", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_REPLAYS_TOTAL,
-              show_default=True, metavar="SECONDS",
-              help="Time for all the replays; signatures left when it runs out are not replayed (and are named).")
+@click.option("--replay-budget", type=Seconds(), default=DEFAULT_REPLAYS_TOTAL, show_default=True,
+              help=f"Time for all the replays: {AUTO!r} is the program's own run time, at least {REPLAY_FLOOR_S:g} s and at "
+                   f"most {REPLAY_CAP_S:g} s; signatures left when it runs out are not replayed (and are named).")
 @click.option("--sample-budget", type=Size(), default=human_bytes(DEFAULT_SAMPLE_BUDGET).replace(" ", ""),
               show_default=True, help="Bytes of sample inputs kept in all (0: none; replays need samples).")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")

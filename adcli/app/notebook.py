@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import datetime
 import os
+import time
 
 from ..advisor.config import thresholds
 from ..engine import hooks
 from ..errors import AdcliError
 from ..fileio import check_writable
-from ..profiler.api import DEFAULT_REPLAYS_TOTAL, DEFAULT_SAMPLE_BUDGET, NoGradientError, run_meta, run_replays
+from ..profiler.api import DEFAULT_REPLAYS_TOTAL, DEFAULT_SAMPLE_BUDGET, NoGradientError, replay_allowance, run_meta, run_replays
 from ..profiler.build import build
 from ..profiler.model import Profile
 from ..profiler.session import Session
@@ -35,7 +36,7 @@ class LiveProfile:
     was measured (a :class:`~adcli.profiler.model.Profile`)."""
 
     def __init__(self, *, replays: bool = True, replay_budget: float = 0.2,
-                 replays_total: float | None = DEFAULT_REPLAYS_TOTAL, include=(), exclude=(),
+                 replays_total: float | str | None = DEFAULT_REPLAYS_TOTAL, include=(), exclude=(),
                  sample_budget: int = DEFAULT_SAMPLE_BUDGET) -> None:
         self.replays = replays
         self.replay_budget = replay_budget
@@ -50,11 +51,13 @@ class LiveProfile:
             raise AdcliError("a profile is already being recorded (profiles do not nest)")
         self._session = Session(**self._session_args)
         self._started = datetime.datetime.now(datetime.timezone.utc)
+        self._t0 = time.perf_counter()
         hooks.install(self._session)
         return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         hooks.uninstall()
+        run_s = time.perf_counter() - self._t0
         session = self._session
         if session.gradients == 0:
             if exc_type is None:
@@ -64,7 +67,7 @@ class LiveProfile:
         meta = run_meta(session, ["<python>"], self._started, 1 if failed else 0, exc_type is KeyboardInterrupt)
         self.profile, self._samples = build(session, meta)
         if self.replays and not failed:
-            run_replays(self.profile, session, self.replay_budget, None, self.replays_total)
+            run_replays(self.profile, session, self.replay_budget, None, replay_allowance(self.replays_total, run_s))
             self.profile.replays = "done"
         return False
 

@@ -25,7 +25,19 @@ from .runner import RunResult, ScriptError, find_module, load_rules, run_module,
 from .session import Session
 from .store import save, sidecar
 
-DEFAULT_REPLAYS_TOTAL = 120.0  # seconds for all the replays of one run (--replay-budget)
+# The replays of one run take at most as long as the program itself took (REPLAY_SHARE of its run
+# time, --replay-budget auto), but at least REPLAY_FLOOR_S (a replay needs a few timed rounds to
+# say anything) and at most REPLAY_CAP_S; a number of seconds given instead is used as it is.
+AUTO = "auto"
+DEFAULT_REPLAYS_TOTAL = AUTO
+REPLAY_SHARE = 1.0
+REPLAY_FLOOR_S = 3.0
+REPLAY_CAP_S = 120.0
+# Each measurement of a replay (primal, derived, an import, a what-if in the program) is timed for
+# about this long, less when the chosen signatures would not fit in the budget so (not under
+# MEASURE_FLOOR_S); a signature's replay makes about MEASURES_PER_SIGNATURE of them.
+MEASURE_FLOOR_S = 0.02
+MEASURES_PER_SIGNATURE = 3
 DEFAULT_SAMPLE_BUDGET = 100_000_000  # bytes of sample inputs kept in all (docs/profiler.md)
 
 
@@ -41,7 +53,7 @@ class NoGradientError(AdcliError):
 def profile_program(target: str, argv: list, *, module: bool = False, output: str = "adcli-profile.json",
                     rules: tuple = (), include: tuple = (), exclude: tuple = (), replays: bool = True,
                     replay_budget: float = 0.2, force: bool = False, progress=None,
-                    replays_total: float | None = DEFAULT_REPLAYS_TOTAL,
+                    replays_total: float | str | None = DEFAULT_REPLAYS_TOTAL,
                     sample_budget: int = DEFAULT_SAMPLE_BUDGET) -> tuple[Profile, RunResult]:
     """Run ``target`` (a script path, or a module with ``module=True``) under the profiler,
     replay its costly signatures, and save the profile to ``output`` (+ ``.npz``).
@@ -90,12 +102,14 @@ def profile_program(target: str, argv: list, *, module: bool = False, output: st
             sys.stderr.write(f"adcli: the program called os._exit({status!r}): {exc}\n")
         sys.stderr.flush()
 
+    t_run = time.perf_counter()
     run = run_module(session, target, argv, hard_exit) if module else run_script(session, target, argv, hard_exit)
+    run_s = time.perf_counter() - t_run
     profile, samples = finished(run)
     if replays and not run.interrupted:
         t0 = time.perf_counter()
         try:
-            _replays(profile, session, replay_budget, progress, replays_total)
+            _replays(profile, session, replay_budget, progress, replay_allowance(replays_total, run_s))
             profile.replays = "done"
         except KeyboardInterrupt:  # Ctrl-C during the replays: keep what was measured, exit as Ctrl-C does
             profile.partial = True
@@ -142,14 +156,33 @@ def save_or_fallback(profile: Profile, output: str, samples: dict) -> tuple[str,
         return fallback, problem
 
 
+def replay_allowance(total: float | str | None, run_s: float) -> float | None:
+    """Seconds all the replays of a run may take: ``total`` as given, or for ``"auto"`` the
+    program's own run time (``run_s``) within [REPLAY_FLOOR_S, REPLAY_CAP_S]; None: no limit."""
+    if total != AUTO:
+        return total
+    return min(max(REPLAY_SHARE * run_s, REPLAY_FLOOR_S), REPLAY_CAP_S)
+
+
+def measure_budget(budget: float, total_budget: float | None, signatures: int) -> float:
+    """Seconds per measurement: ``budget``, less when ``signatures`` replays of about
+    MEASURES_PER_SIGNATURE measurements each would not fit in ``total_budget``."""
+    if total_budget is None or not signatures:
+        return budget
+    fits = total_budget / (signatures * MEASURES_PER_SIGNATURE)
+    return max(min(budget, fits), min(budget, MEASURE_FLOOR_S))
+
+
 def _replays(profile: Profile, session: Session, budget: float, progress, total_budget: float | None = None) -> None:
     chosen = replay.choose(profile)
+    budget = measure_budget(budget, total_budget, len(chosen))
+    deadline = None if total_budget is None else time.perf_counter() + total_budget
     out, err = io.StringIO(), io.StringIO()
     # the replays re-run the program's functions: what they print is not the program's output
     with threadpool_limits(1), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         _replay_each(profile, chosen, session, budget, progress, total_budget)
         try:
-            replay.in_program(profile, session.by_id, budget)
+            replay.in_program(profile, session.by_id, budget, deadline)
         except KeyboardInterrupt:
             raise
         except Exception:  # noqa: BLE001 - the what-ifs refine the advice; the replays stand without them

@@ -12,6 +12,8 @@ again, with no profiler attached, until the timing is stable (median of repeats)
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ..engine.descriptors import array_type
@@ -29,8 +31,10 @@ from .model import ImportOutcome, ImportTrial, Profile, Replay, SignatureStats
 
 
 def choose(profile: Profile, coverage: float = 0.95, limit: int = 12) -> list[SignatureStats]:
-    """The signatures worth replaying: by inclusive gradient time, until ``coverage`` of the
-    total is covered, at most ``limit``."""
+    """The signatures worth replaying, most valuable first: by inclusive gradient time (what a
+    rule for one could save at most), until ``coverage`` of the total is covered, at most
+    ``limit``; those served by a derived rule (which the advice is about) before the others
+    (served by a native, imported or hand-written rule: replayed for their AD ratio)."""
     sigs = sorted(profile.signatures, key=lambda s: -s.gradient_s)
     total = max(profile.totals.gradient_s, 1e-12)
     chosen, covered = [], 0.0
@@ -39,7 +43,7 @@ def choose(profile: Profile, coverage: float = 0.95, limit: int = 12) -> list[Si
             break
         chosen.append(s)
         covered += s.self_forward_s + s.self_reverse_s
-    return chosen
+    return sorted(chosen, key=lambda s: s.served_by != "derived")  # stable: by time within each
 
 
 def float_argnums(args) -> tuple:
@@ -103,7 +107,7 @@ def replay(sig, budget: float = 0.2, seed: int = 0) -> Replay:
     return result
 
 
-def in_program(profile: Profile, by_id: dict, budget: float = 0.2) -> None:
+def in_program(profile: Profile, by_id: dict, budget: float = 0.2, deadline: float | None = None) -> None:
     """What a rule for each replayed derived signature would save in the program, measured:
     the gradients of the functions handed to ``grad`` that call it (the call tree's roots,
     replayed as above) are timed in turn as the run served them, with the signature's best
@@ -114,7 +118,8 @@ def in_program(profile: Profile, by_id: dict, budget: float = 0.2) -> None:
     rounds (``program_alone_s``, per call): set against ``derived_s``, it says how fast the machine
     ran then compared with the replay, whose decomposition the advisor adds to these times (a
     shared machine can run at half speed for seconds; docs/advisor.md § What is measured).
-    ``by_id``: the session's observed signatures."""
+    ``by_id``: the session's observed signatures. Signatures are measured by inclusive time,
+    the largest first, until ``deadline`` (a ``time.perf_counter()`` value) passes."""
     roots = []
     for node in profile.tree.children:
         under, stack = set(), [node]
@@ -124,10 +129,14 @@ def in_program(profile: Profile, by_id: dict, budget: float = 0.2) -> None:
             stack.extend(n.children)
         roots.append((node.sig, node.calls, under))
     grads: dict = {}
-    for stats in profile.signatures:
+    for stats in sorted(profile.signatures, key=lambda s: -s.gradient_s):
         r = stats.replay
         if stats.served_by != "derived" or r is None or not r.measured:
             continue
+        if deadline is not None and time.perf_counter() > deadline:
+            profile.notes.append("the replay budget ran out before every signature's rules were tried in the program: "
+                                 "the advice estimates the rest from their replays alone (--replay-budget to allow more)")
+            break
         mine = [(root, calls) for root, calls, under in roots if stats.id in under]
         if not mine:
             continue
