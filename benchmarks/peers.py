@@ -3,9 +3,14 @@
 * autograd and JAX run the profile's own function: ``rebind(module, numpy_like)`` copies every
   function defined in the profile module with ``np`` bound to ``autograd.numpy`` or ``jax.numpy``
   (helpers the function calls are rebound too, since they are looked up in the same new globals).
-  The one case JAX cannot run that way (item assignment in naive_map_sin_cos_exp) has a
-  hand-written JAX version below using ``y.at[i, j].set(...)``.
-* PyTorch versions are written by hand below: the same maths, operation for operation, in float64.
+  The cases JAX cannot run that way have hand-written JAX versions below (``JAX_BY_HAND``):
+  naive_map_sin_cos_exp (item assignment, here ``y.at[i, j].set(...)``) and the cases whose ``f``
+  still reaches NumPy past rebind: batchnorm_mlp (a bound method) and gp_hyper and rnn (closures
+  made at import time, whose cells hold the NumPy-bound helpers).
+* PyTorch versions are written by hand below: the same maths, operation for operation, in float64;
+  the realistic-model profiles have one builder each (``TORCH_MODELS``). Arguments are converted by
+  ``_to_torch``: float arrays to float64 tensors, integer arrays (labels) to int64 tensors, dicts
+  and lists walked; differentiated Python floats become 0-d tensors.
 
 Nothing here imports torch or jax at module level: bench.py works without either.
 """
@@ -123,7 +128,7 @@ def torch_cases():
             states.append(u)
         return torch.sum((torch.stack(states) - target) ** 2)
 
-    return {
+    cases = {
         fn.__name__: fn
         for fn in (
             sum_1000, _sum_1000, sum_sin_1000, _sum_sin_1000, kron_sum, kron_view_sum, naive_map_sin_cos_exp,
@@ -131,6 +136,212 @@ def torch_cases():
             mlp_dict, rk4_ode,
         )
     }
+    for build in TORCH_MODELS:
+        fn = build(torch)
+        cases[fn.__name__] = fn
+    return cases
+
+
+# The realistic-model profiles (their own helpers, constants and data layouts), one builder each: a
+# function of the torch module returning the case function, named like the case. Constants the
+# profile keeps at module level or in its model object are keyword defaults here, as in rk4_ode.
+
+
+def torch_batchnorm_mlp(torch):
+    """The profile's BatchNormMLP methods as plain functions: its model object is not an argument of f
+    (f is the bound method model.loss), so eps and the weight decay are keyword defaults."""
+
+    def batch_norm(h, gamma, beta, eps=1e-5):
+        mu = torch.mean(h, dim=0)
+        var = torch.var(h, dim=0, correction=0)
+        return gamma * (h - mu) / torch.sqrt(var + eps) + beta
+
+    def forward(params, X):
+        h = X
+        for layer in params[:-1]:
+            h = h @ layer["W"]
+            h = batch_norm(h, layer["gamma"], layer["beta"])
+            h = torch.clamp(h, min=0.0)  # np.maximum(h, 0.0)
+        return h @ params[-1]["W"] + params[-1]["b"]
+
+    def log_softmax(logits):
+        shifted = logits - torch.amax(logits, dim=1, keepdim=True)
+        return shifted - torch.log(torch.sum(torch.exp(shifted), dim=1, keepdim=True))
+
+    def batchnorm_mlp(params, X, labels, weight_decay=1e-4):
+        logp = log_softmax(forward(params, X))
+        nll = -torch.mean(logp[torch.arange(X.shape[0]), labels])
+        l2 = sum(torch.sum(layer["W"] ** 2) for layer in params)
+        return nll + 0.5 * weight_decay * l2
+
+    return batchnorm_mlp
+
+
+def torch_bayes_logreg(torch):
+    zero = torch.zeros((), dtype=torch.float64)  # np.logaddexp(0.0, z): torch.logaddexp wants a tensor
+
+    def standardise(X, clip=4.0, eps=1e-8):
+        columns = []
+        for j in range(X.shape[1]):
+            col = X[:, j]
+            mu, sd = torch.mean(col), torch.std(col, correction=0)
+            col = torch.clamp(col, mu - clip * sd, mu + clip * sd)
+            columns.append((col - torch.mean(col)) / torch.sqrt(torch.var(col, correction=0) + eps))
+        return torch.stack(columns, dim=1)
+
+    def log_prior(w, b, scale_w=1.0, scale_b=5.0):
+        return (-0.5 * torch.sum(w**2) / scale_w**2 - 0.5 * b**2 / scale_b**2
+                - w.shape[0] * math.log(scale_w) - math.log(scale_b)
+                - 0.5 * (w.shape[0] + 1) * math.log(2.0 * math.pi))
+
+    def log_likelihood(w, b, Z, t, batch_size=50):
+        total = 0.0
+        for start in range(0, Z.shape[0], batch_size):
+            logits = Z[start:start + batch_size] @ w + b
+            tb = t[start:start + batch_size]
+            total = total + torch.sum(tb * -torch.logaddexp(zero, -logits) + (1.0 - tb) * -torch.logaddexp(zero, logits))
+        return total
+
+    def bayes_logreg(w, b, X, t):
+        Z = standardise(X)
+        return log_prior(w, b) + log_likelihood(w, b, Z, t)
+
+    return bayes_logreg
+
+
+def torch_gp_hyper(torch):
+    """The profile's make_gp_funs closures flattened: log_marginal_likelihood with the RBF kernel."""
+
+    def unpack_kernel_params(params):
+        return params[0], params[2:], torch.exp(params[1]) + 0.0001
+
+    def rbf_covariance(kernel_params, x, xp):
+        output_scale = torch.exp(kernel_params[0])
+        lengthscales = torch.exp(kernel_params[1:])
+        diffs = torch.unsqueeze(x / lengthscales, 1) - torch.unsqueeze(xp / lengthscales, 0)
+        return output_scale * torch.exp(-0.5 * torch.sum(diffs**2, dim=2))
+
+    def gp_hyper(params, x, y):
+        mean, cov_params, noise_scale = unpack_kernel_params(params)
+        cov_y_y = rbf_covariance(cov_params, x, x) + noise_scale * torch.eye(len(y), dtype=y.dtype)
+        prior_mean = mean * torch.ones(len(y), dtype=y.dtype)
+        L = torch.linalg.cholesky(cov_y_y)
+        r = torch.linalg.solve(L, y - prior_mean)
+        return -0.5 * torch.dot(r, r) - torch.sum(torch.log(torch.diagonal(L))) - 0.5 * len(y) * math.log(2 * math.pi)
+
+    return gp_hyper
+
+
+def torch_hmm_forward(torch):
+    def logsumexp(a, axis):
+        m = torch.amax(a, dim=axis, keepdim=True)
+        return torch.log(torch.sum(torch.exp(a - m), dim=axis)) + torch.squeeze(m, dim=axis)
+
+    def log_softmax(logits, axis=-1):
+        return logits - torch.unsqueeze(logsumexp(logits, axis=axis), axis)
+
+    def gaussian_log_density(y, means, sigmas):
+        z = (y[:, None] - means[None, :]) / sigmas[None, :]
+        return -0.5 * z**2 - torch.log(sigmas)[None, :] - 0.5 * math.log(2.0 * math.pi)
+
+    def hmm_forward(init_logits, trans_logits, means, sigmas, y):
+        log_pi = log_softmax(init_logits)
+        log_A = log_softmax(trans_logits, axis=1)
+        log_b = gaussian_log_density(y, means, sigmas)
+        log_alpha = log_pi + log_b[0]
+        for t in range(1, y.shape[0]):
+            log_alpha = logsumexp(log_alpha[:, None] + log_A, axis=0) + log_b[t]
+        return logsumexp(log_alpha, axis=0)
+
+    return hmm_forward
+
+
+def torch_loop_helper_loss(torch):
+    def smoothness_penalty(w, S):
+        total = 0.0
+        for i in range(len(w)):
+            for j in range(i + 1, len(w)):
+                total = total + S[i, j] * (w[i] - w[j]) ** 2
+        return total
+
+    def loop_helper_loss(w, X, y, S, lam):
+        residual = X @ w - y
+        return torch.mean(residual**2) + lam * smoothness_penalty(w, S)
+
+    return loop_helper_loss
+
+
+def torch_low_rank(torch):
+    def reconstruct(U, V, rank=8):
+        Y = torch.outer(U[0], V[0])
+        for k in range(1, rank):
+            Y = Y + torch.outer(U[k], V[k])
+        return Y
+
+    def low_rank(U, V, Y):
+        R = Y - reconstruct(U, V)
+        return torch.sum(R**2) + 1e-3 * (torch.sum(U**2) + torch.sum(V**2))
+
+    return low_rank
+
+
+def torch_rnn(torch):
+    """The profile's make_rnn_funs closures (predict and loss, with their helpers) flattened."""
+
+    def log_softmax(x, axis=1):
+        m = torch.amax(x, dim=axis, keepdim=True)
+        return x - m - torch.log(torch.sum(torch.exp(x - m), dim=axis, keepdim=True))
+
+    def update_rnn(params, input, hiddens):
+        cat_state = torch.cat((input, hiddens), dim=1)
+        return torch.tanh(cat_state @ params["change"][:-1] + params["change"][-1:])
+
+    def hiddens_to_output_probs(params, hiddens):
+        output = hiddens @ params["predict"][:-1] + params["predict"][-1:]
+        return log_softmax(output, axis=1)
+
+    def predict(params, inputs):
+        hiddens = torch.repeat_interleave(params["init hiddens"], inputs.shape[1], dim=0)
+        output = [hiddens_to_output_probs(params, hiddens)]
+        for input in inputs:
+            hiddens = update_rnn(params, input, hiddens)
+            output.append(hiddens_to_output_probs(params, hiddens))
+        return output
+
+    def rnn(params, inputs, targets):
+        logprobs = predict(params, inputs)[1:]
+        total = 0.0
+        for t in range(len(logprobs)):
+            total = total - torch.sum(logprobs[t] * targets[t])
+        return total / (targets.shape[0] * targets.shape[1])
+
+    return rnn
+
+
+def torch_stencil_roll(torch):
+    def step(u, kappa, vx, vy, dt, dx):
+        u_xm = torch.roll(u, 1, dims=0)
+        u_xp = torch.roll(u, -1, dims=0)
+        u_ym = torch.roll(u, 1, dims=1)
+        u_yp = torch.roll(u, -1, dims=1)
+        lap = (u_xm + u_xp + u_ym + u_yp - 4.0 * u) / dx**2
+        dudx = torch.where(vx > 0, u - torch.roll(u, 1, dims=0), torch.roll(u, -1, dims=0) - u) / dx
+        dudy = torch.where(vy > 0, u - torch.roll(u, 1, dims=1), torch.roll(u, -1, dims=1) - u) / dx
+        return u + dt * (kappa * lap - vx * dudx - vy * dudy)
+
+    def stencil_roll(u0, kappa, vx, vy, target, steps=50, dt=0.004, dx=1.0 / 48):
+        u = u0
+        for _ in range(steps):
+            u = step(u, kappa, vx, vy, dt, dx)
+        return torch.sum((u - target) ** 2)
+
+    return stencil_roll
+
+
+TORCH_MODELS = (
+    torch_batchnorm_mlp, torch_bayes_logreg, torch_gp_hyper, torch_hmm_forward, torch_loop_helper_loss, torch_low_rank,
+    torch_rnn, torch_stencil_roll,
+)
 
 
 def torch_gradient(fn, args, argnums):
@@ -156,8 +367,14 @@ def torch_gradient(fn, args, argnums):
 
 
 def _to_torch(a, diff, leaves, torch):
+    """Float arrays (and differentiated floats) become float64 tensors, integer arrays (indices, never
+    differentiated) int64 tensors; dicts (keys sorted, as bench.flat orders them) and lists are walked."""
     if isinstance(a, dict):
         return {k: _to_torch(a[k], diff, leaves, torch) for k in sorted(a)}
+    if isinstance(a, list):
+        return [_to_torch(v, diff, leaves, torch) for v in a]
+    if isinstance(a, np.ndarray) and a.dtype.kind in "iu":
+        return torch.tensor(a, dtype=torch.int64)
     if isinstance(a, np.ndarray) and a.dtype.kind == "f":
         t = torch.tensor(a, dtype=torch.float64, requires_grad=diff)
     elif isinstance(a, float) and diff:
@@ -185,7 +402,100 @@ def jax_naive_map_sin_cos_exp(jnp):
     return f
 
 
-JAX_BY_HAND = {"naive_map_sin_cos_exp": jax_naive_map_sin_cos_exp}
+def jax_batchnorm_mlp(jnp):
+    """batchnorm_mlp for JAX: f is the bound method model.loss, which rebind leaves alone (its methods
+    call NumPy), so BatchNormMLP's methods are written out as functions, eps and weight decay as defaults."""
+
+    def batch_norm(h, gamma, beta, eps=1e-5):
+        mu = jnp.mean(h, axis=0)
+        var = jnp.var(h, axis=0)
+        return gamma * (h - mu) / jnp.sqrt(var + eps) + beta
+
+    def forward(params, X):
+        h = X
+        for layer in params[:-1]:
+            h = h @ layer["W"]
+            h = batch_norm(h, layer["gamma"], layer["beta"])
+            h = jnp.maximum(h, 0.0)
+        return h @ params[-1]["W"] + params[-1]["b"]
+
+    def log_softmax(logits):
+        shifted = logits - jnp.max(logits, axis=1, keepdims=True)
+        return shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=1, keepdims=True))
+
+    def f(params, X, labels, weight_decay=1e-4):
+        logp = log_softmax(forward(params, X))
+        nll = -jnp.mean(logp[jnp.arange(X.shape[0]), labels])
+        l2 = sum(jnp.sum(layer["W"] ** 2) for layer in params)
+        return nll + 0.5 * weight_decay * l2
+
+    return f
+
+
+def jax_gp_hyper(jnp):
+    """gp_hyper for JAX: f is a closure of make_gp_funs whose cells hold the NumPy-bound kernel, which
+    rebind cannot reach, so log_marginal_likelihood and rbf_covariance are written out."""
+
+    def unpack_kernel_params(params):
+        return params[0], params[2:], jnp.exp(params[1]) + 0.0001
+
+    def rbf_covariance(kernel_params, x, xp):
+        output_scale = jnp.exp(kernel_params[0])
+        lengthscales = jnp.exp(kernel_params[1:])
+        diffs = jnp.expand_dims(x / lengthscales, 1) - jnp.expand_dims(xp / lengthscales, 0)
+        return output_scale * jnp.exp(-0.5 * jnp.sum(diffs**2, axis=2))
+
+    def f(params, x, y):
+        mean, cov_params, noise_scale = unpack_kernel_params(params)
+        cov_y_y = rbf_covariance(cov_params, x, x) + noise_scale * jnp.eye(len(y))
+        prior_mean = mean * jnp.ones(len(y))
+        L = jnp.linalg.cholesky(cov_y_y)
+        r = jnp.linalg.solve(L, y - prior_mean)
+        return -0.5 * jnp.dot(r, r) - jnp.sum(jnp.log(jnp.diag(L))) - 0.5 * len(y) * jnp.log(2 * jnp.pi)
+
+    return f
+
+
+def jax_rnn(jnp):
+    """rnn for JAX: f is the loss closure of make_rnn_funs, whose cells hold the NumPy-bound predict, so
+    the closures are written out."""
+
+    def log_softmax(x, axis=1):
+        m = jnp.max(x, axis=axis, keepdims=True)
+        return x - m - jnp.log(jnp.sum(jnp.exp(x - m), axis=axis, keepdims=True))
+
+    def update_rnn(params, input, hiddens):
+        cat_state = jnp.concatenate((input, hiddens), axis=1)
+        return jnp.tanh(jnp.dot(cat_state, params["change"][:-1]) + params["change"][-1:])
+
+    def hiddens_to_output_probs(params, hiddens):
+        output = jnp.dot(hiddens, params["predict"][:-1]) + params["predict"][-1:]
+        return log_softmax(output, axis=1)
+
+    def predict(params, inputs):
+        hiddens = jnp.repeat(params["init hiddens"], inputs.shape[1], axis=0)
+        output = [hiddens_to_output_probs(params, hiddens)]
+        for input in inputs:
+            hiddens = update_rnn(params, input, hiddens)
+            output.append(hiddens_to_output_probs(params, hiddens))
+        return output
+
+    def f(params, inputs, targets):
+        logprobs = predict(params, inputs)[1:]
+        total = 0.0
+        for t in range(len(logprobs)):
+            total = total - jnp.sum(logprobs[t] * targets[t])
+        return total / (targets.shape[0] * targets.shape[1])
+
+    return f
+
+
+JAX_BY_HAND = {
+    "naive_map_sin_cos_exp": jax_naive_map_sin_cos_exp,
+    "batchnorm_mlp": jax_batchnorm_mlp,
+    "gp_hyper": jax_gp_hyper,
+    "rnn": jax_rnn,
+}
 
 
 def jax_function(mod, jnp):
@@ -196,11 +506,14 @@ def jax_function(mod, jnp):
 
 
 def to_jax(args, jnp):
-    """The profile's arguments for JAX: float arrays become float64 jax arrays, the rest stays."""
+    """The profile's arguments for JAX: arrays become jax arrays (float64 for float ones), dicts and
+    lists are walked, the rest stays."""
 
     def conv(a):
         if isinstance(a, dict):
             return {k: conv(v) for k, v in a.items()}
+        if isinstance(a, list):
+            return [conv(v) for v in a]
         if isinstance(a, np.ndarray):
             return jnp.asarray(a)
         return a
