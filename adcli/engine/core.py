@@ -12,9 +12,13 @@ vector-Jacobian product (VJP) per differentiable argument, ``vjp(g, ans, *args) 
 
 from __future__ import annotations
 
+import dis
+import inspect
+
 import numpy as np
 
 from ..errors import UnsupportedError
+from . import hooks
 from .tape import Tape
 
 ndarray = np.ndarray
@@ -70,7 +74,7 @@ class Primitive:
     ``vjps[k]`` is ``None`` for an argument that is not differentiable (an index, an axis).
     """
 
-    __slots__ = ("name", "fwd", "vjps", "reads")
+    __slots__ = ("name", "fwd", "vjps", "reads", "trim")
 
     def __init__(self, name: str, fwd, *vjps, reads: bool = True) -> None:
         self.name = name
@@ -79,9 +83,53 @@ class Primitive:
         # Whether the VJPs read the values of the arguments (add's and subtract's only need
         # their shapes): a plain array argument is then kept as a copy (see kept).
         self.reads = reads
+        # For the elementwise fast paths (apply1, apply2): what a node needs to keep, by which
+        # arguments are traced (see _trim); None: everything.
+        self.trim = _trim(vjps)
 
     def __repr__(self) -> str:
         return f"<primitive {self.name}>"
+
+
+def _params_read(fn) -> set | None:
+    """Positions of ``fn``'s positional parameters its body reads, from its bytecode (a VJP's:
+    1 is ``ans``, 2 and up the arguments); None when that cannot be told: not a plain Python
+    function, ``*args``, a parameter an inner function captures, ``locals()``."""
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+        return None
+    params = code.co_varnames[:code.co_argcount]
+    if set(params) & set(code.co_cellvars) or {"locals", "vars", "eval", "exec"} & set(code.co_names):
+        return None
+    read = set()
+    for ins in dis.get_instructions(code):
+        if ins.opname.startswith("LOAD_FAST") or ins.opname in ("LOAD_DEREF", "DELETE_FAST"):
+            read.update(ins.argval if isinstance(ins.argval, tuple) else (ins.argval,))
+    return {i for i, p in enumerate(params) if p in read}
+
+
+def _trim(vjps: tuple):
+    """What an elementwise node must keep for its pullbacks, by traced arguments: for one
+    argument, ``(ans?, x?)``; for two, a triple of ``(ans?, x?, y?)`` for x traced, y traced,
+    both. A value no VJP that will run reads is not kept (``ans``: None; an argument: its shape,
+    ``shape_only``, which ``unbroadcast`` needs), so the program's intermediate arrays are freed
+    when it drops them rather than when the gradient ends: Autograd's VJP closures keep only
+    what they read, and so do these nodes. None when everything is read."""
+    if len(vjps) not in (1, 2):
+        return None
+    reads = [frozenset() if v is None else _params_read(v) for v in vjps]
+    if any(r is None for r in reads):
+        return None
+    slots = len(vjps) + 2  # g, ans, the arguments
+
+    def need(traced):
+        read = set().union(*(reads[k] for k in traced))
+        return tuple(i in read for i in range(1, slots))
+
+    patterns = [need((0,))] if len(vjps) == 1 else [need((0,)), need((1,)), need((0, 1))]
+    if all(all(p) for p in patterns):
+        return None
+    return patterns[0] if len(vjps) == 1 else tuple(patterns)
 
 
 def mixed_tapes(a: Tracer, b: Tracer):
@@ -89,6 +137,27 @@ def mixed_tapes(a: Tracer, b: Tracer):
         "values from two different gradient computations met in one operation "
         f"({a!r} and {b!r}): higher-order differentiation (grad of grad) is not supported"
     )
+
+
+def shape_only(v):
+    """What a node keeps of an array whose pullback reads only its shape and dtype (add's,
+    subtract's, roll's: ``Primitive.reads`` False): a read-only stride-0 array of the same
+    shape and dtype, one element of memory, shared by every node of that shape. The array itself
+    can then be freed as soon as the program drops it, rather than at the end of the gradient.
+    Small arrays are kept as they are (cheaper than the look-up)."""
+    if type(v) is not ndarray or v.size < _SHAPE_ONLY_MIN:
+        return v
+    key = (v.shape, v.dtype)
+    stand_in = _STAND_INS.get(key)
+    if stand_in is None:
+        stand_in = np.broadcast_to(np.zeros((), v.dtype), v.shape)
+        if len(_STAND_INS) < 1024:
+            _STAND_INS[key] = stand_in
+    return stand_in
+
+
+_SHAPE_ONLY_MIN = 256
+_STAND_INS: dict = {}
 
 
 def kept(v):
@@ -157,13 +226,24 @@ def pb_general(node, g, acc):
 
 
 
+def unary_node(prim: Primitive, idx: int, ans, xv) -> tuple:
+    """A one-argument elementwise node, keeping what its VJP reads (see _trim) when its output is
+    an array big enough for that to matter (the callers check ``prim.trim`` and the type first:
+    scalar loops pay nothing more)."""
+    trim = prim.trim
+    if trim is None or type(ans) is not ndarray or ans.size < _SHAPE_ONLY_MIN or hooks._session is not None:
+        return (pb_unary, prim, idx, ans, xv)  # (a profiler counts the outputs: all kept)
+    return (pb_unary, prim, idx, ans if trim[0] else None, xv if trim[1] else None)
+
+
 def apply1(prim: Primitive, x: Tracer):
     """Apply a one-argument primitive to a tracer (the elementwise fast path)."""
     xv = x.value
     ans = prim.fwd(xv)
     tape = x.tape
     nodes = tape.nodes
-    nodes.append((pb_unary, prim, x.idx, ans, xv))
+    big = prim.trim is not None and type(ans) is ndarray and ans.size >= _SHAPE_ONLY_MIN
+    nodes.append(unary_node(prim, x.idx, ans, xv) if big else (pb_unary, prim, x.idx, ans, xv))
     t = _new(ArrayTracer if type(ans) is ndarray else Tracer)
     t.value = ans
     t.idx = len(nodes) - 1
@@ -193,13 +273,28 @@ def apply2(prim: Primitive, a, b):
         parents = ((1, b.idx),)
         plain = type(a) is ndarray
     ans = prim.fwd(av, bv)
-    if plain and prim.reads:
+    kept_ans = ans
+    trim = prim.trim
+    # keep what the VJPs read, when the output is an array big enough for that to matter (a
+    # profiler counts the outputs: all kept)
+    if trim is not None and type(ans) is ndarray and ans.size >= _SHAPE_ONLY_MIN and hooks._session is None:
+        keep_ans, keep_x, keep_y = trim[2 if len(parents) == 2 else parents[0][0]]
+        if not keep_ans:
+            kept_ans = None
+        if not keep_x:
+            av = shape_only(av)
+        if not keep_y:
+            bv = shape_only(bv)
+    else:
+        keep_x = keep_y = True
+    if plain and prim.reads:  # a plain operand the VJPs read: a copy (see kept)
         if parents[0][0] == 0:
-            bv = kept(bv)
-        else:
+            if keep_y:
+                bv = kept(bv)
+        elif keep_x:
             av = kept(av)
     nodes = tape.nodes
-    nodes.append((pb_binary, prim, parents, ans, av, bv))
+    nodes.append((pb_binary, prim, parents, kept_ans, av, bv))
     t = _new(ArrayTracer if type(ans) is ndarray else Tracer)
     t.value = ans
     t.idx = len(nodes) - 1
@@ -247,10 +342,13 @@ def _parents(prim, args):
 
 
 def _record_general(prim, tape, parents, ans, args, vals, kwargs):
+    kept_ans = ans
     if prim.reads:
         vals = [kept(v) if v is a else v for v, a in zip(vals, args)]  # the plain ones
+    elif hooks._session is None:  # the pullbacks read shapes only (see shape_only)
+        vals, kept_ans = [shape_only(v) for v in vals], None
     nodes = tape.nodes
-    nodes.append((pb_general, prim, tuple(parents), ans, tuple(vals), kwargs))
+    nodes.append((pb_general, prim, tuple(parents), kept_ans, tuple(vals), kwargs))
     return make_tracer(ans, len(nodes) - 1, tape)
 
 

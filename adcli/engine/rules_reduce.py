@@ -60,12 +60,14 @@ SUM = Primitive(
     "numpy.add.reduce",
     lambda x, axis=None, keepdims=False: np.add.reduce(x, axis=axis, keepdims=keepdims),
     lambda g, ans, x, axis=None, keepdims=False: _spread(g, x, axis, keepdims),
+    reads=False,  # x's shape only: the node keeps a stand-in (core.shape_only), not the summed array
 )
 MEAN = Primitive(
     "numpy.mean",
     lambda x, axis=None, keepdims=False: np.mean(x, axis=axis, keepdims=keepdims),
     # divided before it is spread: a read-only broadcast view, like sum's, not a full-size array
     lambda g, ans, x, axis=None, keepdims=False: _spread(np.asarray(g) / _count(x, axis), x, axis, keepdims),
+    reads=False,
 )
 
 

@@ -80,6 +80,11 @@ def backward(nodes: list, acc: Any, start: int) -> None:
     ``acc.grads[i]`` holds the cotangent of value ``i`` (``None`` = nothing flowed there).
     The caller seeds ``acc.grads[start]``; on return the leaves' slots hold the gradients.
 
+    Each node is dropped from ``nodes`` (replaced by False, which is not a leaf's None) once its
+    pullback has run, so the forward values it kept are freed as the pass goes rather than at
+    its end: a gradient's peak memory is then the forward pass's, not the forward pass's plus
+    the cotangents'.
+
     Nodes are visited in reverse recording order. That is a valid reverse topological order
     because a node can only refer to parents recorded before it, so by the time we reach node
     ``i`` every consumer of value ``i`` (all recorded later) has already added its share into
@@ -94,5 +99,6 @@ def backward(nodes: list, acc: Any, start: int) -> None:
         if node is None:
             continue  # a leaf: its cotangent is the answer, leave it in place
         grads[i] = None  # consumed: drop the reference so big cotangents are freed early
+        nodes[i] = False  # and the node: the values it kept for its pullback go with it
         node[0](node, g, acc)  # the node's pullback adds its parents' shares into acc
 

@@ -8,8 +8,8 @@ import math
 import numpy as np
 
 from ..errors import TracingError, UnsupportedError
-from . import mutation
-from .core import ArrayTracer, Tracer, _new, apply1, apply2, pb_unary
+from . import core, mutation
+from .core import _SHAPE_ONLY_MIN, ArrayTracer, Tracer, _new, apply1, apply2, pb_unary, unary_node
 from .dispatch import array_function, ufunc_call
 from .escapes import ARRAY_HINT, NUMBER_HINT, escape_message
 from .registry import FAST_UFUNCS
@@ -183,6 +183,16 @@ def _install() -> None:
     T.__getattr__ = _missing_attribute
 
 
+def trim_from(size: int) -> int:
+    """Trim the nodes of outputs with at least ``size`` elements (core._trim; 256 by default);
+    returns the previous setting. The differential fuzzer sets 1, so that its small arrays take
+    the same paths as a program's large ones."""
+    global _SHAPE_ONLY_MIN
+    old, _SHAPE_ONLY_MIN = _SHAPE_ONLY_MIN, size
+    core._SHAPE_ONLY_MIN = size
+    return old
+
+
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     # The fast path (a plain call of a ufunc with a native rule and no signature-specific
     # rules) is inlined here: it is the single most frequent dispatch in derived code, and
@@ -194,7 +204,8 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
             ans = prim.fwd(xv)
             tape = self.tape
             nodes = tape.nodes
-            nodes.append((pb_unary, prim, self.idx, ans, xv))
+            big = prim.trim is not None and type(ans) is ndarray and ans.size >= _SHAPE_ONLY_MIN
+            nodes.append(unary_node(prim, self.idx, ans, xv) if big else (pb_unary, prim, self.idx, ans, xv))
             t = _new(ArrayTracer if type(ans) is ndarray else Tracer)
             t.value = ans
             t.idx = len(nodes) - 1

@@ -245,6 +245,7 @@ class Session(hooks.Session):
                     if type(g) is ndarray and g.base is None:
                         _made(known, g, owner)
                     node = nodes[i]
+                    nodes[i] = False  # as engine.tape.backward: its kept values are freed as the pass goes
                     node[0](node, g, acc)
                 owner.rev += _perf() - t0
             outermost = _outermost(stretches[0][2]) if stretches else self.root
