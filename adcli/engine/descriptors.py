@@ -69,12 +69,31 @@ def describe(x) -> str:
 
 
 def _describe_array(a: np.ndarray) -> str:
-    code = dtype_code(a.dtype)
-    if a.ndim <= 1 or a.flags.c_contiguous:
-        return f"{code}[{a.ndim}d]"
-    if a.flags.f_contiguous:
-        return f"{code}[{a.ndim}d,F]"
-    return f"{code}[{a.ndim}d,strided]"
+    # Cached by what the descriptor depends on: the profiler describes every call's arguments.
+    nd = a.ndim
+    if nd <= 1:
+        key = (a.dtype, nd, True, False)
+    else:
+        flags = a.flags
+        key = (a.dtype, nd, flags.c_contiguous, flags.f_contiguous)
+    text = _ARRAYS.get(key)
+    if text is None:
+        text = _array_text(*key)
+        if len(_ARRAYS) < 4096:
+            _ARRAYS[key] = text
+    return text
+
+
+_ARRAYS: dict = {}
+
+
+def _array_text(dtype, nd: int, c_contiguous: bool, f_contiguous: bool) -> str:
+    code = dtype_code(dtype)
+    if c_contiguous:
+        return f"{code}[{nd}d]"
+    if f_contiguous:
+        return f"{code}[{nd}d,F]"
+    return f"{code}[{nd}d,strided]"
 
 
 def _items(seq) -> str:

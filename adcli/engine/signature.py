@@ -17,7 +17,7 @@ from .descriptors import IDENT, NAME_PART, Parser, describe, shown
 def signature_key(args: tuple, kwargs: dict) -> tuple:
     """The hashable registry key of a call: positional descriptors, then sorted keyword ones
     (``name=descriptor``). ``Signature.key`` is the same tuple."""
-    key = tuple(describe(a) for a in args)
+    key = tuple(map(describe, args))
     if kwargs:
         key += tuple(f"{k}={describe(v)}" for k, v in sorted(kwargs.items()))
     return key
