@@ -6,8 +6,17 @@ import os
 import pytest
 
 from adcli.profiler import replay
-from adcli.profiler.api import (AUTO, MEASURE_FLOOR_S, MEASURES_PER_SIGNATURE, REPLAY_CAP_S, REPLAY_FLOOR_S, REPLAY_SHARE,
-                                measure_budget, profile_program, replay_allowance)
+from adcli.profiler.api import (
+    AUTO,
+    MEASURE_FLOOR_S,
+    MEASURES_PER_SIGNATURE,
+    REPLAY_CAP_S,
+    REPLAY_FLOOR_S,
+    REPLAY_SHARE,
+    measure_budget,
+    profile_program,
+    replay_allowance,
+)
 
 SCRIPTS = os.path.join(os.path.dirname(__file__), "support", "scripts")
 
