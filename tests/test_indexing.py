@@ -106,6 +106,23 @@ def test_read_repeated_rows_broadcast():
     np.testing.assert_array_equal(g, [[3.0, 4.0], [0.0, 0.0], [6.0, 8.0]])
 
 
+@pytest.mark.parametrize("shape, idx", [
+    ((6, 40), [5, 0, 5, -1, 2, 0, 0]),  # -1 and 5 are one row
+    ((50, 64), np.random.default_rng(3).integers(-50, 50, 300)),
+    ((4, 8, 5), np.array([3, 3, 1, -4], dtype=np.int32)),  # rows of 40 elements, a 32-bit index
+    ((5, 33), np.array([4, 4, 4], dtype=np.uint8)),
+])
+def test_read_repeated_wide_rows_sum_each_row_once(shape, idx):
+    # rows of 32 elements or more take the sorted path (mutation._add_rows), not np.add.at
+    x = rand(shape)
+    w = weights(np.shape(x[idx]))
+    g = adcli.grad(lambda x: np.sum(x[idx] * w))(x)
+    expected = np.zeros(shape)
+    np.add.at(expected, np.asarray(idx), w)
+    np.testing.assert_allclose(g, expected, rtol=1e-14, atol=1e-14)
+    check_grad(lambda x: wsum(x[idx]), x)
+
+
 def test_read_same_element_many_times_in_a_loop():
     x = np.array([1.0, 2.0, 3.0])
 

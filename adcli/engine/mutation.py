@@ -83,10 +83,28 @@ def getitem(x: Tracer, idx):
 def _pb_getitem(node, g, acc):
     _, p, idx, shape, dtype, repeats, _made = node
     buf = acc.buffer(p, shape, dtype)
-    if repeats:
-        np.add.at(buf, idx, g)  # x[[0, 0]]: both reads contribute
-    else:
+    if not repeats:
         buf[idx] += g
+    elif type(idx) is ndarray and idx.ndim == 1 and np.ndim(g) >= 2 and g[0].size >= _ROWS_MIN:
+        _add_rows(buf, idx, g)
+    else:
+        np.add.at(buf, idx, g)  # x[[0, 0]]: both reads contribute
+
+
+_ROWS_MIN = 32  # elements per row: below this np.add.at is as fast (measured, NumPy 2.4)
+
+
+def _add_rows(buf, idx, g):
+    """``np.add.at(buf, idx, g)`` for rows picked by a 1-d integer array (an embedding lookup, a
+    minibatch drawn with replacement): the rows of ``g`` sorted by index, each run of one index
+    summed (np.add.reduceat), and the sums added once per distinct row. np.add.at adds row by row:
+    2.6x slower for 100 rows of 100, 6x for 1000 rows of 64."""
+    if idx.dtype.kind == "i" and idx.min() < 0:
+        idx = np.where(idx < 0, idx + buf.shape[0], idx)  # -1 and n-1 are one row
+    order = np.argsort(idx, kind="stable")
+    rows = idx[order]
+    starts = np.flatnonzero(np.concatenate(([True], rows[1:] != rows[:-1])))
+    buf[rows[starts]] += np.add.reduceat(np.asarray(g)[order], starts, axis=0)
 
 
 # --- views: NumPy's semantics for writes ----------------------------------------------------
