@@ -355,3 +355,17 @@ def test_the_replays_decomposition_is_counted_at_the_pace_of_the_programs_rounds
     assert slow.saving_s == pytest.approx(0.5 - (0.2 + 0.1 * 2.0))
     assert any("x2.00 its replay's" in r for r in slow.reasons)
     assert not any("its replay's" in r for r in plain.reasons)
+
+
+def test_a_saving_never_exceeds_the_gradient_time():
+    # f (handed to grad) replays at 0.1 s; the helper g it calls replayed at 0.5 s per call (timed
+    # at another moment, on a machine running slower then), with no what-if in the program: its
+    # estimate would be nearly 0.5 s of a 0.1 s gradient. It counts as the whole, and says why.
+    sigs = [sig(1, "__main__.g(f64[2d])", kind="user", time=0.9, derived=0.5, primal=0.001),
+            sig(2, "__main__.f(f64[2d])", kind="user", time=1.0, derived=0.1, primal=0.002)]
+    suggestions, summary = suggest([profile(sigs, node(0, 0, [node(2, 1, [node(1, 1)])]), total=1.0)])
+    assert summary["gradient_s"] == pytest.approx(0.1)
+    for s in suggestions:
+        assert s.saving_s <= summary["gradient_s"] * (1 + 1e-9) and s.share <= 1.0 + 1e-9
+    [s] = [s for s in suggestions if s.action == "hand-write"]
+    assert s.share == pytest.approx(1.0) and any("counted as the whole" in r for r in s.reasons)

@@ -236,12 +236,14 @@ def _scalar_primal(c: Cost) -> float:
     return c.primal_s * min(max(1.0 - c.vector_pullback_s / work, 0.0), 1.0) * _repeated(c)
 
 
-def _best(c: Cost, opts: list, calls: int, credited: float = 0.0):
+def _best(c: Cost, opts: list, calls: int, credited: float = 0.0, cap: float = float("inf")):
     """The option with the largest net saving (gain - burden) over ``calls`` calls, less what
-    the library tier already saves inside them (``credited``): (option, gain, net) or None."""
+    the library tier already saves inside them (``credited``), never more than ``cap`` (the
+    gradient time: estimates from replays timed at other moments than the program can add up
+    to more): (option, gain, net) or None."""
     out = None
     for opt in opts:
-        gain = calls * opt.per_call(c) - credited
+        gain = min(calls * opt.per_call(c), cap) - credited
         net = gain - opt.burden
         if net >= 0 and gain > 0 and (out is None or net > out[2]):
             out = (opt, gain, net)
@@ -268,7 +270,7 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None, sort: str = "
     options = {s: _options(c, factor, basis, th, total) for s, c in derived.items()}
 
     # Tier 1: library signatures, each on its own (its rule serves every call, in every program).
-    library = {s: _best(c, options[s][0], c.calls) for s, c in derived.items() if c.kind == "numpy"}
+    library = {s: _best(c, options[s][0], c.calls, cap=total) for s, c in derived.items() if c.kind == "numpy"}
     programs = _library_per_program(profiles, th) if len(profiles) > 1 else {}
     for s, worth in programs.items():  # worth its burden in one program: worth shipping for all
         c = derived.get(s)
@@ -293,7 +295,7 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None, sort: str = "
             inside += node["calls"] * per_call[name]
         c = derived.get(name)
         if c is not None and c.kind != "numpy":
-            own = _best(c, options[name][0], node["calls"], node["_inside"])
+            own = _best(c, options[name][0], node["calls"], node["_inside"], total)
             if own is not None and own[2] >= below and below < th.nest_share * own[2]:
                 node["_pick"] = own
                 return own[2], inside
@@ -321,7 +323,7 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None, sort: str = "
         else:
             c = derived.get(name)
             if c is not None and c.kind != "numpy":
-                own = _best(c, options[name][0], node["calls"], node["_inside"])
+                own = _best(c, options[name][0], node["calls"], node["_inside"], total)
                 if own is not None:
                     passed.setdefault(name, own)
             stack.extend((k, v, None) for k, v in node["children"].items())
@@ -357,6 +359,9 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None, sort: str = "
             else:
                 verdict = [f"saves {duration(gain)} per run ({gain / total:.0%} of the gradient time{credit}) against a "
                            f"burden of {opt.burden / total:.0%}"]
+            if gain >= total * (1 - 1e-9):
+                verdict.append("its estimate came to the whole gradient time or more (replays timed at other moments "
+                               "than the program's, on a machine whose speed varies): counted as the whole")
             reasons = lead + opt.reasons + verdict + notes
             out.append(_suggestion(c, opt.action, opt, gain, total, reasons, tier))
             continue

@@ -26,13 +26,19 @@ from .session import Session
 from .store import save, sidecar
 
 # The replays of one run take at most as long as the program itself took (REPLAY_SHARE of its run
-# time, --replay-budget auto), but at least REPLAY_FLOOR_S (a replay needs a few timed rounds to
-# say anything) and at most REPLAY_CAP_S; a number of seconds given instead is used as it is.
+# time, --replay-budget auto), but at least REPLAY_FLOOR_S and at most REPLAY_CAP_S; a number of
+# seconds given instead is used as it is. The floor is what the advice needs on a short program:
+# the bundled one-gradient profiles replay their ~10 signatures and try their rules in the
+# program in 4-8 s; with 3 s the what-ifs in the program were cut, and a nested function's saving
+# was then estimated from replays timed at other moments (rk4_ode: 118% of the gradient time).
 AUTO = "auto"
 DEFAULT_REPLAYS_TOTAL = AUTO
 REPLAY_SHARE = 1.0
-REPLAY_FLOOR_S = 3.0
+REPLAY_FLOOR_S = 10.0
 REPLAY_CAP_S = 120.0
+# The replays proper may take this share of the budget; the what-ifs in the program, which the
+# advice's predictions rest on, have the rest (and whatever the replays left).
+REPLAYS_SHARE_OF_BUDGET = 0.7
 # Each measurement of a replay (primal, derived, an import, a what-if in the program) is timed for
 # about this long, less when the chosen signatures would not fit in the budget so (not under
 # MEASURE_FLOOR_S); a signature's replay makes about MEASURES_PER_SIGNATURE of them.
@@ -175,12 +181,13 @@ def measure_budget(budget: float, total_budget: float | None, signatures: int) -
 
 def _replays(profile: Profile, session: Session, budget: float, progress, total_budget: float | None = None) -> None:
     chosen = replay.choose(profile)
-    budget = measure_budget(budget, total_budget, len(chosen))
+    first = None if total_budget is None else REPLAYS_SHARE_OF_BUDGET * total_budget
+    budget = measure_budget(budget, first, len(chosen))
     deadline = None if total_budget is None else time.perf_counter() + total_budget
     out, err = io.StringIO(), io.StringIO()
     # the replays re-run the program's functions: what they print is not the program's output
     with threadpool_limits(1), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        _replay_each(profile, chosen, session, budget, progress, total_budget)
+        _replay_each(profile, chosen, session, budget, progress, first, total_budget)
         try:
             replay.in_program(profile, session.by_id, budget, deadline)
         except KeyboardInterrupt:
@@ -198,7 +205,9 @@ run_replays = _replays  # for adcli.profile() (app/notebook.py)
 
 
 def _replay_each(profile: Profile, chosen: list, session: Session, budget: float, progress,
-                 total_budget: float | None) -> None:
+                 total_budget: float | None, named_budget: float | None = None) -> None:
+    """Replay ``chosen`` in order until ``total_budget`` seconds have gone (the note names
+    ``named_budget``, the whole run's budget, when given)."""
     started = time.perf_counter()
     calls = [0]
 
@@ -213,7 +222,7 @@ def _replay_each(profile: Profile, chosen: list, session: Session, budget: float
             label = str(stats.signature)
             if total_budget is not None and time.perf_counter() - started > total_budget:
                 profile.unreplayed = len(chosen) - n
-                profile.notes.append(f"replays stopped at the {total_budget:g} s budget: {profile.unreplayed} of "
+                profile.notes.append(f"replays stopped at the {named_budget or total_budget:g} s budget: {profile.unreplayed} of "
                                      f"{len(chosen)} signature(s) not replayed (--replay-budget to allow more)")
                 break
             if progress is not None:
