@@ -114,7 +114,8 @@ class _Thread(threading.local):
         # bookkeeping is per call, not per primitive, and the reverse pass times whole stretches.
         self.marks: list = []
         self.charged = 0  # tape nodes covered by marks
-        self.t_start = 0.0
+        self.t_start = self.t_forward = self.t_reverse = 0.0
+        self.done = None  # the tape whose reverse pass ran, until finish() adds up its times
 
 
 class Session(hooks.Session):
@@ -267,7 +268,7 @@ class Session(hooks.Session):
             _count_forward(tape.nodes, _stretches(loc.marks, len(tape.nodes)))
             loc.tape = None
             loc.t_forward = _perf() - loc.t_start
-        elif getattr(loc, "done", None) is not tape:
+        elif loc.done is not tape:
             return  # not ours (started before this session was installed)
         loc.done = None
         forward = loc.t_forward
