@@ -313,6 +313,18 @@ def _rk4_simulate(theta, u0):
     return np.array(states), pullback
 
 
+def _rk4_f(theta, u0, target):
+    states, simulate_pullback = _rk4_simulate(theta, u0)
+    r = states - target
+    value = np.sum(r**2)
+
+    def pullback(g):
+        gs = (2.0 * g) * r
+        return (*simulate_pullback(gs), -gs)
+
+    return value, pullback
+
+
 # --- stencil_roll ------------------------------------------------------------------------------
 
 
@@ -820,6 +832,7 @@ REFERENCE: dict[tuple[str, str], Callable] = {
     ("hmm_forward", "log_softmax"): _log_softmax,
     ("hmm_forward", "gaussian_log_density"): _gaussian_log_density,
     ("loop_helper_loss", "smoothness_penalty"): _smoothness_penalty,
+    ("rk4_ode", "f"): _rk4_f,
     ("rk4_ode", "simulate"): _rk4_simulate,
     ("rk4_ode", "rk4_step"): _rk4_step,
     ("stencil_roll", "simulate"): _stencil_simulate,
