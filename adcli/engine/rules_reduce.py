@@ -3,6 +3,8 @@ mean, cumsum, cumprod (axis: None, int or tuple; keepdims)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import UnsupportedError
@@ -52,7 +54,7 @@ def _spread(g, x, axis, keepdims):
 
 def _count(x, axis):
     shape = np.shape(x)
-    return int(np.prod([shape[a] for a in norm_axes(axis, len(shape))], dtype=np.int64))
+    return math.prod(shape[a] for a in norm_axes(axis, len(shape)))  # Python ints: exact, ~10x cheaper than np.prod
 
 
 # --- sums and means ---
