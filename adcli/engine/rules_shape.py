@@ -97,7 +97,9 @@ def _squeeze(a, axis=None):
     if axis is None:
         new = tuple(n for n in shape if n != 1)
     else:
-        axes = {int(ax) % len(shape) for ax in np.atleast_1d(axis)}
+        given = (axis,) if isinstance(axis, (int, np.integer)) else axis if isinstance(axis, (tuple, list)) \
+            else np.atleast_1d(axis)
+        axes = {int(ax) % len(shape) for ax in given}
         if any(shape[ax] != 1 for ax in axes):
             raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
         new = tuple(n for i, n in enumerate(shape) if i not in axes)
