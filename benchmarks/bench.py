@@ -474,6 +474,17 @@ def profiling_overhead(mods: dict, budget: float) -> list[tuple[str, float, floa
 # --- output -----------------------------------------------------------------------------------
 
 
+def select_cases(mods: dict, cases: str, parser) -> dict:
+    """The cases ``--cases a,b`` names (all when empty), in that order; an unknown name is a usage error."""
+    if not cases:
+        return mods
+    wanted = [c.strip() for c in cases.split(",") if c.strip()]
+    unknown = [c for c in wanted if c not in mods]
+    if unknown:
+        parser.error(f"unknown case(s) {', '.join(unknown)}; the cases are: {', '.join(mods)}")
+    return {n: mods[n] for n in wanted}
+
+
 def fmt_time(s: float) -> str:
     if s < 1e-3:
         return f"{s * 1e6:.1f} µs"
@@ -628,12 +639,7 @@ def main(argv=None) -> int:
     mods = load_profiles()
     if not a.no_ported:
         mods.update(load_ported())
-    if a.cases:
-        wanted = [c.strip() for c in a.cases.split(",") if c.strip()]
-        unknown = [c for c in wanted if c not in mods]
-        if unknown:
-            p.error(f"unknown case(s) {', '.join(unknown)}; the cases are: {', '.join(mods)}")
-        mods = {n: mods[n] for n in wanted}
+    mods = select_cases(mods, a.cases, p)
     fws = frameworks(use_jit=not a.no_jit, jit_timeout=a.jit_timeout)
     if a.no_peers:
         fws = [fw for fw in fws if fw.name == "adcli"]

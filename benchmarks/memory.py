@@ -304,13 +304,7 @@ def main(argv=None) -> int:
     p.add_argument("--top", type=int, default=0, metavar="N",
                    help="for each case missing a target, adcli's N largest allocation sites at its peak")
     a = p.parse_args(argv)
-    mods = bench.load_profiles()
-    if a.cases:
-        wanted = [c.strip() for c in a.cases.split(",") if c.strip()]
-        unknown = [c for c in wanted if c not in mods]
-        if unknown:
-            p.error(f"unknown case(s) {', '.join(unknown)}; the cases are: {', '.join(mods)}")
-        mods = {n: mods[n] for n in wanted}
+    mods = bench.select_cases(bench.load_profiles(), a.cases, p)
     from importlib.metadata import PackageNotFoundError, version
 
     try:

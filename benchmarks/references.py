@@ -313,16 +313,21 @@ def _rk4_simulate(theta, u0):
     return np.array(states), pullback
 
 
-def _rk4_f(theta, u0, target):
-    states, simulate_pullback = _rk4_simulate(theta, u0)
-    r = states - target
-    value = np.sum(r**2)
+def _squared_error(simulated, target):
+    """``np.sum((u - target) ** 2)`` of a simulation's ``(u, pullback)``: the value and the
+    pullback to the simulation's arguments and the target."""
+    u, simulate_pullback = simulated
+    r = u - target
 
     def pullback(g):
-        gs = (2.0 * g) * r
-        return (*simulate_pullback(gs), -gs)
+        gu = (2.0 * g) * r
+        return (*simulate_pullback(gu), -gu)
 
-    return value, pullback
+    return np.sum(r**2), pullback
+
+
+def _rk4_f(theta, u0, target):
+    return _squared_error(_rk4_simulate(theta, u0), target)
 
 
 # --- stencil_roll ------------------------------------------------------------------------------
@@ -404,15 +409,7 @@ def _stencil_simulate(u0, kappa, vx, vy):
 
 
 def _stencil_f(u0, kappa, vx, vy, target):
-    u, simulate_pullback = _stencil_simulate(u0, kappa, vx, vy)
-    r = u - target
-    value = np.sum(r**2)
-
-    def pullback(g):
-        gu = (2.0 * g) * r
-        return (*simulate_pullback(gu), -gu)
-
-    return value, pullback
+    return _squared_error(_stencil_simulate(u0, kappa, vx, vy), target)
 
 
 # --- rnn: the closures of make_rnn_funs -----------------------------------------------------------
