@@ -158,6 +158,12 @@ def _options(c: Cost, factor: float, basis: str, th: Thresholds, total: float) -
                          f"{duration(max(D - (prog[0] - prog[2]), c.rule_call_s or 0.0))} a hand-written "
                          "rule is estimated to cost there: "
                          "importing is not the best way")
+        elif R > D:
+            # the program's what-if can come out even (its gradient does other work; the allocator's
+            # state moves the cost of big temporaries): an import slower than the derived rule alone
+            # is no saving an expert would sign
+            notes.append(f"{best.rule} is slower than the derived rule timed alone ({duration(R)} per call against "
+                         f"{duration(D)}): importing is not the best way")
         elif (prog is None or prog[1] is None) and hand is not None and R > th.import_tolerance * hand:
             notes.append(f"{best.rule} is measured at {duration(R)} per call, over {th.import_tolerance:g}x the "
                          f"{duration(hand)} a direct rule is estimated to cost: importing is not the best way")
