@@ -142,7 +142,7 @@ def frameworks(use_jit: bool, jit_timeout: float = 120.0) -> list[Framework]:
 
                 f = load(mod.PORTED, "autograd")[0]
             else:
-                f = peers.rebind(mod, anp)["f"]
+                f = peers.rebound_f(mod, anp)
             vg = autograd.value_and_grad(f, mod.ARGNUMS)
             single = isinstance(mod.ARGNUMS, int)
             return (lambda: vg(*args)), (lambda r: (float(r[0]), flat((r[1],) if single else r[1])))

@@ -10,7 +10,7 @@ cases (VECTORISED below says which and why).
 
 Method: tracemalloc (Python objects and NumPy's array buffers). The inputs are made first and not
 counted. The NumPy primal ``f(*args)``, ``adcli.value_and_grad(f, argnums=ARGNUMS)`` and autograd's
-``value_and_grad`` of ``f`` re-bound to ``autograd.numpy`` (``peers.rebind``, as in bench.py) are
+``value_and_grad`` of ``f`` re-bound to ``autograd.numpy`` (``peers.rebound_f``, as in bench.py) are
 each warmed up once, then called ``--repeats`` times after ``gc.collect()`` (the collector stays on,
 as in use) under ``adcli.measure.peak_bytes``: start tracing, note the memory traced, reset the
 peak, call, read the peak with the result still alive. A cell is that peak minus the memory before
@@ -100,7 +100,7 @@ def make_autograd(mod, args):
     import autograd
     import autograd.numpy as anp
 
-    vg = autograd.value_and_grad(peers.rebind(mod, anp)["f"], mod.ARGNUMS)
+    vg = autograd.value_and_grad(peers.rebound_f(mod, anp), mod.ARGNUMS)
     single = isinstance(mod.ARGNUMS, int)
     return (lambda: vg(*args)), (lambda r: (float(r[0]), bench.flat((r[1],) if single else r[1])))
 

@@ -2,11 +2,11 @@
 
 * autograd and JAX run the profile's own function: ``rebind(module, numpy_like)`` copies every
   function defined in the profile module with ``np`` bound to ``autograd.numpy`` or ``jax.numpy``
-  (helpers the function calls are rebound too, since they are looked up in the same new globals).
-  The cases JAX cannot run that way have hand-written JAX versions below (``JAX_BY_HAND``):
-  naive_map_sin_cos_exp (item assignment, here ``y.at[i, j].set(...)``) and the cases whose ``f``
-  still reaches NumPy past rebind: batchnorm_mlp (a bound method) and gp_hyper and rnn (closures
-  made at import time, whose cells hold the NumPy-bound helpers).
+  (helpers the function calls are rebound too, since they are looked up in the same new globals);
+  ``rebound_f`` makes gp_hyper's and rnn's closures again with their rebound factories, and
+  batchnorm_mlp's bound method from its model's state in the rebound class (``REMADE``).
+  The one case JAX cannot run that way, naive_map_sin_cos_exp (item assignment), has a
+  hand-written JAX version below (``JAX_BY_HAND``), with ``y.at[i, j].set(...)``.
 * PyTorch versions are written by hand below: the same maths, operation for operation, in float64;
   the realistic-model profiles have one builder each (``TORCH_MODELS``). Arguments are converted by
   ``_to_torch``: float arrays to float64 tensors, integer arrays (labels) to int64 tensors, dicts
@@ -24,15 +24,50 @@ import numpy as np
 
 
 def rebind(mod, numpy_like):
-    """The module's functions with ``np`` replaced by ``numpy_like``: a dict name -> function."""
+    """The module's functions and classes with ``np`` replaced by ``numpy_like``: a dict name ->
+    function (a class: a subclass whose methods are rebound)."""
     g = dict(vars(mod))
     g["np"] = numpy_like
     for name, v in list(g.items()):
         if isinstance(v, types.FunctionType) and v.__module__ == mod.__name__:
-            new = types.FunctionType(v.__code__, g, v.__name__, v.__defaults__, v.__closure__)
-            new.__kwdefaults__ = v.__kwdefaults__
-            g[name] = new
+            g[name] = _rebound(v, g)
+        elif isinstance(v, type) and v.__module__ == mod.__name__:
+            methods = {k: _rebound(m, g) if isinstance(m, types.FunctionType) else staticmethod(_rebound(m.__func__, g))
+                       for k, m in vars(v).items()
+                       if isinstance(m, types.FunctionType) or isinstance(m, staticmethod)}
+            g[name] = type(v.__name__, (v,), methods)
     return g
+
+
+def _rebound(fn, g):
+    new = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, fn.__closure__)
+    new.__kwdefaults__ = fn.__kwdefaults__
+    return new
+
+
+def _remade_model(g, mod):
+    """batchnorm_mlp's f is a bound method of the module's model: the same model's state, in the
+    rebound class."""
+    model = object.__new__(g["BatchNormMLP"])
+    model.__dict__.update(vars(mod.model))
+    return model.loss
+
+
+# Profiles whose f rebind cannot reach: a closure a factory made at import time (its cells hold
+# the NumPy-bound helpers), made again by the rebound factory; a bound method of a module-level
+# object, taken from the same object's state in the rebound class.
+REMADE = {
+    "batchnorm_mlp": _remade_model,
+    "gp_hyper": lambda g, mod: g["make_gp_funs"](g["rbf_covariance"], num_cov_params=mod.D + 1)[2],
+    "rnn": lambda g, mod: g["make_rnn_funs"](mod.SYMBOLS, mod.HIDDEN, mod.SYMBOLS)[2],
+}
+
+
+def rebound_f(mod, numpy_like):
+    """The profile's ``f`` with ``np`` bound to ``numpy_like`` (see REMADE)."""
+    g = rebind(mod, numpy_like)
+    remake = REMADE.get(mod.NAME)
+    return g["f"] if remake is None else remake(g, mod)
 
 
 # --- PyTorch ----------------------------------------------------------------------------------
@@ -389,7 +424,7 @@ def _to_torch(a, diff, leaves, torch):
 # --- JAX --------------------------------------------------------------------------------------
 
 
-def jax_naive_map_sin_cos_exp(jnp):
+def jax_naive_map_sin_cos_exp(mod, jnp):
     """naive_map_sin_cos_exp for JAX: arrays are immutable, so ``y[i, j] = v`` becomes ``y = y.at[i, j].set(v)``."""
 
     def f(x):
@@ -402,107 +437,16 @@ def jax_naive_map_sin_cos_exp(jnp):
     return f
 
 
-def jax_batchnorm_mlp(jnp):
-    """batchnorm_mlp for JAX: f is the bound method model.loss, which rebind leaves alone (its methods
-    call NumPy), so BatchNormMLP's methods are written out as functions, eps and weight decay as defaults."""
-
-    def batch_norm(h, gamma, beta, eps=1e-5):
-        mu = jnp.mean(h, axis=0)
-        var = jnp.var(h, axis=0)
-        return gamma * (h - mu) / jnp.sqrt(var + eps) + beta
-
-    def forward(params, X):
-        h = X
-        for layer in params[:-1]:
-            h = h @ layer["W"]
-            h = batch_norm(h, layer["gamma"], layer["beta"])
-            h = jnp.maximum(h, 0.0)
-        return h @ params[-1]["W"] + params[-1]["b"]
-
-    def log_softmax(logits):
-        shifted = logits - jnp.max(logits, axis=1, keepdims=True)
-        return shifted - jnp.log(jnp.sum(jnp.exp(shifted), axis=1, keepdims=True))
-
-    def f(params, X, labels, weight_decay=1e-4):
-        logp = log_softmax(forward(params, X))
-        nll = -jnp.mean(logp[jnp.arange(X.shape[0]), labels])
-        l2 = sum(jnp.sum(layer["W"] ** 2) for layer in params)
-        return nll + 0.5 * weight_decay * l2
-
-    return f
-
-
-def jax_gp_hyper(jnp):
-    """gp_hyper for JAX: f is a closure of make_gp_funs whose cells hold the NumPy-bound kernel, which
-    rebind cannot reach, so log_marginal_likelihood and rbf_covariance are written out."""
-
-    def unpack_kernel_params(params):
-        return params[0], params[2:], jnp.exp(params[1]) + 0.0001
-
-    def rbf_covariance(kernel_params, x, xp):
-        output_scale = jnp.exp(kernel_params[0])
-        lengthscales = jnp.exp(kernel_params[1:])
-        diffs = jnp.expand_dims(x / lengthscales, 1) - jnp.expand_dims(xp / lengthscales, 0)
-        return output_scale * jnp.exp(-0.5 * jnp.sum(diffs**2, axis=2))
-
-    def f(params, x, y):
-        mean, cov_params, noise_scale = unpack_kernel_params(params)
-        cov_y_y = rbf_covariance(cov_params, x, x) + noise_scale * jnp.eye(len(y))
-        prior_mean = mean * jnp.ones(len(y))
-        L = jnp.linalg.cholesky(cov_y_y)
-        r = jnp.linalg.solve(L, y - prior_mean)
-        return -0.5 * jnp.dot(r, r) - jnp.sum(jnp.log(jnp.diag(L))) - 0.5 * len(y) * jnp.log(2 * jnp.pi)
-
-    return f
-
-
-def jax_rnn(jnp):
-    """rnn for JAX: f is the loss closure of make_rnn_funs, whose cells hold the NumPy-bound predict, so
-    the closures are written out."""
-
-    def log_softmax(x, axis=1):
-        m = jnp.max(x, axis=axis, keepdims=True)
-        return x - m - jnp.log(jnp.sum(jnp.exp(x - m), axis=axis, keepdims=True))
-
-    def update_rnn(params, input, hiddens):
-        cat_state = jnp.concatenate((input, hiddens), axis=1)
-        return jnp.tanh(jnp.dot(cat_state, params["change"][:-1]) + params["change"][-1:])
-
-    def hiddens_to_output_probs(params, hiddens):
-        output = jnp.dot(hiddens, params["predict"][:-1]) + params["predict"][-1:]
-        return log_softmax(output, axis=1)
-
-    def predict(params, inputs):
-        hiddens = jnp.repeat(params["init hiddens"], inputs.shape[1], axis=0)
-        output = [hiddens_to_output_probs(params, hiddens)]
-        for input in inputs:
-            hiddens = update_rnn(params, input, hiddens)
-            output.append(hiddens_to_output_probs(params, hiddens))
-        return output
-
-    def f(params, inputs, targets):
-        logprobs = predict(params, inputs)[1:]
-        total = 0.0
-        for t in range(len(logprobs)):
-            total = total - jnp.sum(logprobs[t] * targets[t])
-        return total / (targets.shape[0] * targets.shape[1])
-
-    return f
-
-
 JAX_BY_HAND = {
     "naive_map_sin_cos_exp": jax_naive_map_sin_cos_exp,
-    "batchnorm_mlp": jax_batchnorm_mlp,
-    "gp_hyper": jax_gp_hyper,
-    "rnn": jax_rnn,
 }
 
 
 def jax_function(mod, jnp):
     """The profile's function for JAX: rebound to jax.numpy, or written by hand where that cannot run."""
     if mod.NAME in JAX_BY_HAND:
-        return JAX_BY_HAND[mod.NAME](jnp)
-    return rebind(mod, jnp)["f"]
+        return JAX_BY_HAND[mod.NAME](mod, jnp)
+    return rebound_f(mod, jnp)
 
 
 def to_jax(args, jnp):
