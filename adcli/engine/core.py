@@ -140,11 +140,12 @@ def mixed_tapes(a: Tracer, b: Tracer):
 
 
 def shape_only(v):
-    """What a node keeps of an array whose pullback reads only its shape and dtype (add's,
-    subtract's, roll's: ``Primitive.reads`` False): a read-only stride-0 array of the same
-    shape and dtype, one element of memory, shared by every node of that shape. The array itself
-    can then be freed as soon as the program drops it, rather than at the end of the gradient.
-    Small arrays are kept as they are (cheaper than the look-up)."""
+    """What a node keeps of an array whose pullbacks read only its shape and dtype (an argument
+    no VJP reads, see _trim; the arguments of rules declared ``reads=False``: sums, roll): a
+    read-only stride-0 array of the same shape and dtype, one element of memory, shared by every
+    node of that shape. The array itself can then be freed as soon as the program drops it,
+    rather than at the end of the gradient. Small arrays are kept as they are (cheaper than the
+    look-up)."""
     if type(v) is not ndarray or v.size < _SHAPE_ONLY_MIN:
         return v
     key = (v.shape, v.dtype)
@@ -227,13 +228,13 @@ def pb_general(node, g, acc):
 
 
 def unary_node(prim: Primitive, idx: int, ans, xv) -> tuple:
-    """A one-argument elementwise node, keeping what its VJP reads (see _trim) when its output is
-    an array big enough for that to matter (the callers check ``prim.trim`` and the type first:
-    scalar loops pay nothing more)."""
-    trim = prim.trim
-    if trim is None or type(ans) is not ndarray or ans.size < _SHAPE_ONLY_MIN or hooks._session is not None:
-        return (pb_unary, prim, idx, ans, xv)  # (a profiler counts the outputs: all kept)
-    return (pb_unary, prim, idx, ans if trim[0] else None, xv if trim[1] else None)
+    """A one-argument elementwise node keeping what its VJP reads (see _trim). The callers
+    call it only for a primitive with a ``trim`` and an array output of _SHAPE_ONLY_MIN
+    elements or more (inline checks: scalar loops pay nothing more)."""
+    if hooks._session is not None:  # a profiler counts the outputs: all kept
+        return (pb_unary, prim, idx, ans, xv)
+    keep_ans, keep_x = prim.trim
+    return (pb_unary, prim, idx, ans if keep_ans else None, xv if keep_x else None)
 
 
 def apply1(prim: Primitive, x: Tracer):
