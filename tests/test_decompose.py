@@ -76,3 +76,25 @@ def test_an_operation_that_cannot_run_on_one_element_values_keeps_the_generic_co
 
     parts = decompose(vjp(reshaped, 0, 1.0), [a])
     assert parts.vector_pullback_s > 0.5 * parts.work_s  # 90,000 elements: mostly data, as before
+
+
+def test_a_closed_form_needs_no_more_data_work_than_the_forward_of_an_elementwise_operation():
+    # maximum's VJP builds a tie mask and divide's y-gradient is -g * ans / y: several passes for
+    # a forward of one; a closed-form pullback of them does about one pass per argument
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((300, 300)), rng.uniform(1.0, 2.0, (300, 300))
+
+    def passes(x, y):
+        return np.sum(np.maximum(x, y) / y)
+
+    parts = decompose(vjp(passes, (0, 1), 1.0), [a, b])
+    assert parts.lean_pullback_s < 0.8 * parts.vector_pullback_s, parts
+
+
+def test_a_matrix_products_reverse_is_work_any_rule_does():
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((200, 200)), rng.standard_normal((200, 200))
+
+    parts = decompose(vjp(lambda x, y: np.sum(x @ y), (0, 1), 1.0), [a, b])
+    # the sum's reverse (a broadcast) is next to nothing; the two products are kept whole
+    assert parts.lean_pullback_s > 0.9 * parts.vector_pullback_s, parts

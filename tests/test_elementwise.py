@@ -557,3 +557,40 @@ def test_truth_value_of_traced_array_follows_numpy():
         return np.sum(x)
 
     adcli.grad(f)(np.array([1.0, 2.0]))
+
+
+# --- divide's y-gradient: summed over y's broadcast axes before dividing by y ----------------
+
+
+@pytest.mark.parametrize("y_shape", [(), (1,), (40,), (30, 1), (1, 40), (30, 40)], ids=str)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_divide_gradient_in_the_divisor_for_every_broadcast(y_shape, dtype):
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((30, 40)).astype(dtype)
+    y = rng.uniform(0.5, 2.0, y_shape).astype(dtype)
+    w = rng.standard_normal((30, 40))
+    gx, gy = adcli.grad(lambda a, b: np.sum(w * (a / b)), argnums=(0, 1))(x, y)
+    b64 = y.astype(np.float64)
+    full = np.broadcast_to(-w * x / b64**2, (30, 40))  # d(a / b)/db for every output element
+    lead = 2 - len(y_shape)
+    expected = full.sum(axis=tuple(range(lead)) + tuple(lead + i for i, n in enumerate(y_shape) if n == 1), keepdims=False)
+    np.testing.assert_allclose(gy, expected.reshape(y_shape), rtol=1e-4 if dtype == np.float32 else 1e-11)
+    assert gy.shape == y.shape and gy.dtype == y.dtype and gx.dtype == x.dtype
+    check_grad(lambda b: np.sum(w * (x.astype(np.float64) / b)), b64)
+
+
+def test_divide_by_a_traced_python_float():
+    x = np.linspace(1.0, 2.0, 500)
+    g = adcli.grad(lambda s: np.sum(x / s))(3.0)
+    assert g == pytest.approx(-np.sum(x) / 9.0, rel=1e-12)
+
+
+# --- maximum without ties: the mask as g's dtype ------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_relu_gradient_without_ties_is_the_mask(dtype):
+    x = np.random.default_rng(8).standard_normal((64, 64)).astype(dtype)
+    g = adcli.grad(lambda v: np.sum(np.maximum(v, 0.0) * 3.0))(x)
+    assert g.dtype == dtype
+    np.testing.assert_array_equal(g, np.where(x > 0, 3.0, 0.0).astype(dtype))

@@ -98,17 +98,20 @@ def _hand_cost(c: Cost, factor: float, basis: str) -> tuple[float | None, str]:
     P = c.primal_s
     if c.decomposed:
         floor = c.direct_floor_s or (P + c.rule_call_s)
-        scalar, pullback = _scalar_primal(c), _hand_pullback(c)
+        scalar, pullback = c.scalar_primal, c.hand_pullback
         hand = max(floor + pullback - scalar, 0.0)
         how = "measured with a minimal rule" if c.direct_floor_s else f"the primal + {duration(c.rule_call_s)} per rule call"
         vectorised = (f" - {duration(scalar)} of the primal's per-operation cost, which its forward pass can vectorise "
                       "as well (rewrite the exported forward to get it)") if scalar > 0.05 * hand else ""
-        rest = c.pullback_s - pullback
+        rest, lean = c.pullback_s - pullback, c.lean_s
+        data = (f"{duration(lean)} of the {duration(c.vector_pullback_s)} of NumPy work that scales with data: a "
+                "closed form needs no more for an elementwise operation or a reduction than its forward pass did"
+                if lean < 0.99 * c.vector_pullback_s else f"{duration(c.vector_pullback_s)} of NumPy work that scales with data")
         return hand, (f"a hand-written rule is estimated at {duration(hand)} per call: {duration(floor)} to serve the "
-                      f"primal ({how}) + {duration(pullback)} of pullback work ({duration(c.vector_pullback_s)} of NumPy "
-                      f"work that scales with data, and NumPy's per-call cost once per distinct operation: "
-                      f"{c.operations} for {c.nodes} tape nodes; the other {duration(rest)} of the pullbacks is the "
-                      f"engine's accumulation and repeated per-operation cost, which a rule does not pay){vectorised}")
+                      f"primal ({how}) + {duration(pullback)} of pullback work ({data}, and NumPy's per-call cost once "
+                      f"per distinct operation: {c.operations} for {c.nodes} tape nodes; the other {duration(rest)} of "
+                      f"the pullbacks is the engine's accumulation, repeated per-operation cost and the generic VJPs' "
+                      f"extra passes, which a rule does not pay){vectorised}")
     # a profile without the decomposition: the floor of serving any rule plus the rest of its
     # work scaled from the primal, with the factor calibrated on the measured imports
     if P and c.direct_floor_s:
@@ -208,38 +211,8 @@ def _in_program(c: Cost) -> tuple | None:
     imported = None if c.program_import_s is None else c.program_import_s * k
     hand = None
     if c.program_floor_s is not None and c.decomposed:
-        hand = max(c.program_floor_s * k + (_hand_pullback(c) - _scalar_primal(c)) * c.tempo, 0.0)
+        hand = max(c.program_floor_s * k + (c.hand_pullback - c.scalar_primal) * c.tempo, 0.0)
     return derived, imported, hand
-
-
-def _repeated(c: Cost) -> float:
-    """The share of a call's operations that repeat an operation already recorded (1 - distinct
-    operations / tape nodes): what vectorising runs of scalar operations can remove."""
-    if not c.nodes or not c.operations:
-        return 0.0
-    return min(max(1.0 - c.operations / c.nodes, 0.0), 1.0)
-
-
-def _work(c: Cost) -> float:
-    """The derived pullbacks' NumPy work (their VJP expressions alone, without the engine's
-    accumulation), or their whole time in profiles from before it was measured."""
-    return c.work_s if c.work_s is not None else c.pullback_s
-
-
-def _hand_pullback(c: Cost) -> float:
-    """A hand-written pullback's work: the derived pullbacks' NumPy work on data, and their
-    NumPy per-call cost paid once per distinct operation rather than once per tape node."""
-    work = max(_work(c), c.vector_pullback_s)
-    return c.vector_pullback_s + (work - c.vector_pullback_s) * (1.0 - _repeated(c))
-
-
-def _scalar_primal(c: Cost) -> float:
-    """The part of the primal a rule's forward pass can vectorise: the primal's per-operation
-    share (that of the pullbacks' NumPy work, as a proxy), for the operations that repeat."""
-    work = _work(c) if c.decomposed else None
-    if not work or not c.primal_s:
-        return 0.0
-    return c.primal_s * min(max(1.0 - c.vector_pullback_s / work, 0.0), 1.0) * _repeated(c)
 
 
 def _best(c: Cost, opts: list, calls: int, credited: float = 0.0, cap: float = float("inf")):
@@ -445,6 +418,6 @@ def _suggestion(c: Cost, action: str, opt, gain: float, total: float, reasons: l
         reasons=reasons, rule=None if opt is None else opt.rule, tier=tier,
         decomposition=None if not c.decomposed else {
             "primal_s": c.primal_s, "pullback_s": c.pullback_s, "vector_pullback_s": c.vector_pullback_s,
-            "work_s": c.work_s,
+            "work_s": c.work_s, "lean_pullback_s": c.lean_s,
             "machinery_s": c.machinery_s, "nodes": c.nodes, "operations": c.operations, "lines": c.lines},
     )

@@ -33,6 +33,7 @@ class Cost:
     vector_pullback_s: float | None = None
     rule_call_s: float | None = None
     work_s: float | None = None  # the pullbacks' NumPy work alone (profiler.decompose)
+    lean_pullback_s: float | None = None  # the part of vector_pullback_s a closed-form pullback needs
     nodes: int | None = None
     operations: int | None = None
     lines: int | None = None
@@ -60,6 +61,46 @@ class Cost:
         if not self.decomposed:
             return None
         return max(self.derived_s - self.primal_s - self.pullback_s, 0.0)
+
+    # --- a hand-written rule's estimate (docs/advisor.md § What is estimated) ---
+    @property
+    def repeated(self) -> float:
+        """The share of a call's operations that repeat an operation already recorded (1 - distinct
+        operations / tape nodes): what vectorising runs of scalar operations can remove."""
+        if not self.nodes or not self.operations:
+            return 0.0
+        return min(max(1.0 - self.operations / self.nodes, 0.0), 1.0)
+
+    @property
+    def work(self) -> float:
+        """The derived pullbacks' NumPy work (their VJP expressions alone, without the engine's
+        accumulation), or their whole time in profiles from before it was measured."""
+        return self.work_s if self.work_s is not None else self.pullback_s
+
+    @property
+    def lean_s(self) -> float:
+        """The derived pullbacks' data work a closed-form pullback still does: elementwise and
+        memory-bound reductions' at most their forward's (profiler.decompose); all of it in
+        profiles from before that was measured."""
+        v = self.vector_pullback_s
+        return v if self.lean_pullback_s is None else min(self.lean_pullback_s, v)
+
+    @property
+    def hand_pullback(self) -> float:
+        """A hand-written pullback's work: the derived pullbacks' NumPy work on data, as much of
+        it as a closed form needs, and their NumPy per-call cost paid once per distinct
+        operation rather than once per tape node."""
+        work = max(self.work, self.vector_pullback_s)
+        return self.lean_s + (work - self.vector_pullback_s) * (1.0 - self.repeated)
+
+    @property
+    def scalar_primal(self) -> float:
+        """The part of the primal a rule's forward pass can vectorise: the primal's per-operation
+        share (that of the pullbacks' NumPy work, as a proxy), for the operations that repeat."""
+        work = self.work if self.decomposed else None
+        if not work or not self.primal_s:
+            return 0.0
+        return self.primal_s * min(max(1.0 - self.vector_pullback_s / work, 0.0), 1.0) * self.repeated
 
     @property
     def live_s(self) -> float | None:
@@ -149,7 +190,7 @@ def aggregate(profiles: list[Profile]) -> tuple[dict, float]:
                     setattr(c, attr, (old * c._weight + value * w) / (c._weight + w))
                 # the pullbacks' NumPy work and the own gradient in the program's rounds: weighted
                 # means like the rest, None once a profile lacks them
-                for attr in ("work_s", "program_alone_s"):
+                for attr in ("work_s", "lean_pullback_s", "program_alone_s"):
                     value, old = getattr(r, attr), getattr(c, attr)
                     setattr(c, attr, None if value is None or (c.measured and old is None) else (
                         ((old or 0.0) * c._weight + value * w) / (c._weight + w)))

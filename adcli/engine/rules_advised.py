@@ -12,6 +12,8 @@ verified derivation.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .core import Primitive, Tracer, apply, apply1
@@ -101,12 +103,21 @@ def _axes(ndim: int, axis) -> tuple:
 def _var_vjp(g, ans, x, axis=None, ddof=0, keepdims=False):
     x = np.asarray(x)
     axes = _axes(x.ndim, axis)
-    n = int(np.prod([x.shape[i] for i in axes])) if axes else 1
-    centred = x - np.mean(x, axis=axes, keepdims=True)
+    n = math.prod(x.shape[i] for i in axes)
     g = np.asarray(g)
     if not keepdims:
         g = np.expand_dims(g, axes) if axes else g
-    return (2.0 / max(n - ddof, 0)) * g * centred if n - ddof > 0 else np.full_like(x, np.nan) * g
+    if n - ddof <= 0:
+        return np.full_like(x, np.nan) * g
+    if x.dtype.type in (np.float64, np.float32):  # np.mean's own steps, without its argument handling
+        mean = np.add.reduce(x, axis=axes, keepdims=True) / n
+    else:
+        mean = np.mean(x, axis=axes, keepdims=True)
+    centred = x - mean
+    if centred.dtype == np.result_type(centred, g) and centred.shape == np.broadcast_shapes(centred.shape, g.shape):
+        centred *= (2.0 / (n - ddof)) * g  # the scaled cotangent is the reduced shape: one pass, in place
+        return centred
+    return (2.0 / (n - ddof)) * g * centred
 
 
 VAR = Primitive("numpy.var", lambda x, axis=None, ddof=0, keepdims=False: np.var(x, axis=axis, ddof=ddof,

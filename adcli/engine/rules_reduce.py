@@ -76,8 +76,10 @@ MEAN = Primitive(
 # --- max / min: the cotangent goes to the maximal entries, split evenly between ties ---
 def _choose_vjp(g, ans, x, axis=None, keepdims=False):
     hit = x == keep(ans, x, axis, keepdims)
-    share = keep(g, x, axis, keepdims) / hit.sum(axis=norm_axes(axis, np.ndim(x)), keepdims=True)
-    return np.where(hit, share, 0.0)
+    g = keep(g, x, axis, keepdims)
+    if type(x) is np.ndarray and x.dtype.kind == "f" and np.count_nonzero(hit) == np.size(ans):
+        return hit.astype(x.dtype) * g  # one maximal entry each (no tie, no nan): the mask times g
+    return np.where(hit, g / hit.sum(axis=norm_axes(axis, np.ndim(x)), keepdims=True), 0.0)
 
 
 MAX = Primitive(

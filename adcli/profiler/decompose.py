@@ -14,6 +14,14 @@ installed only for that run), which gives
   pay per element; one on a large array is all data work, which any rule must do. Each VJP's own
   fixed cost counts, not a generic one: a ``dot`` or an ``outer`` costs several times what a
   ``sin`` costs before it touches its data;
+* ``lean_pullback_s``: the part of that data work a closed-form pullback still has to do. An
+  elementwise operation or a memory-bound reduction (sum, mean, var, max) reads and writes
+  arrays of its output's size once; its reverse needs no more per differentiated argument, but
+  a generic VJP often does more (divide's ``-g * ans / y``, a tie mask for maximum, var's mean
+  computed again, broadcasts summed back). Each such node's data work is scaled down to its
+  forward's data work per differentiated argument when its VJPs take more (both timed warm,
+  one after the other, above their cost on one-element values); other nodes (matmul, linear
+  algebra, indexing) keep theirs: their reverse is work any rule must do;
 * ``nodes`` and ``operations``: tape nodes, and distinct kinds of pullback, per call.
 
 The engine's machinery is then M = D - P - B: recording nodes, dispatch, the reverse loop.
@@ -45,8 +53,10 @@ class _Timed(Session):
         self.times: list = []
         self.work: list = []
         self.fixed: list = []  # each node's VJP expressions on one-element values (None: not known)
+        self.lean: list = []  # each node's share of its data work a closed-form pullback needs (see _lean)
         self.kinds: set = set()
         self._tiny: dict = {}
+        self._tiny_fwd: dict = {}
 
     def backward(self, tape, acc, start: int) -> None:
         nodes, grads, times, work, kinds = tape.nodes, acc.grads, self.times, self.work, self.kinds
@@ -60,6 +70,7 @@ class _Timed(Session):
             grads[i] = None
             w = _work(node, g)
             self.fixed.append(None if w is None else self._fixed(node, g))
+            self.lean.append(1.0 if w is None else self._lean(node, g))
             t0 = _perf()
             node[0](node, g, acc)
             t = _perf() - t0
@@ -80,6 +91,64 @@ class _Timed(Session):
             except Exception:  # noqa: BLE001 - a VJP that needs its real shapes (reshape, an axis): not known
                 self._tiny[key] = None
         return self._tiny[key]
+
+
+    def _lean(self, node, g) -> float:
+        """The share of an elementwise or memory-bound reduction node's VJP data work that its
+        forward's data work per differentiated argument covers (1.0 for other nodes): both
+        timed warm, the VJPs right after their first run, above their one-element cost."""
+        fwd = _forward(node)
+        if fwd is None:
+            return 1.0
+        key = (_kind(node), _ranks(node, g))
+        try:
+            with np.errstate(all="ignore"):
+                vjps = _work(node, g) - (self._fixed(node, g) or 0.0)
+                if key not in self._tiny_fwd:
+                    tiny = _shrunk(node, g)
+                    self._tiny_fwd[key] = min(_timed_forward(_forward(tiny[0])) for _ in range(3))
+                forward = _timed_forward(fwd) - self._tiny_fwd[key]
+        except Exception:  # noqa: BLE001 - values the forward no longer takes (mutated since): not known
+            return 1.0
+        if vjps <= 0.0:
+            return 1.0
+        return min(max(forward, 0.0) * _differentiated(node) / vjps, 1.0)
+
+
+# Reductions whose forward and reverse are each a pass over the data: a closed-form pullback of
+# them costs about what their forward costs (product and sorting-based ones are not in it).
+_LEAN_REDUCTIONS = frozenset({"numpy.add.reduce", "numpy.mean", "numpy.var", "numpy.maximum.reduce",
+                              "numpy.minimum.reduce"})
+
+
+# ufuncs that are not elementwise (matmul and the other generalised ufuncs): their reverse is
+# products any rule must compute
+_GENERALISED = frozenset(f"numpy.{name}" for name in dir(np)
+                         if isinstance(getattr(np, name), np.ufunc) and getattr(np, name).signature)
+
+
+def _forward(node):
+    """(the primitive's forward, its values, its keywords) for an elementwise or lean reduction
+    node, else None."""
+    kind = node[0]
+    if kind is pb_unary:
+        return node[1].fwd, (node[4],), {}
+    if kind is pb_binary and node[1].name not in _GENERALISED:
+        return node[1].fwd, (node[4], node[5]), {}
+    if kind is pb_general and node[1].name in _LEAN_REDUCTIONS:
+        return node[1].fwd, node[4], node[5]
+    return None
+
+
+def _timed_forward(fwd) -> float:
+    fn, vals, kwargs = fwd
+    t0 = _perf()
+    fn(*vals, **kwargs)
+    return _perf() - t0
+
+
+def _differentiated(node) -> int:
+    return 1 if node[0] is pb_unary else len(node[2])
 
 
 def _ranks(node, g) -> tuple:
@@ -201,6 +270,7 @@ class Decomposition:
     nodes: int
     operations: int
     work_s: float | None = None  # the pullbacks' NumPy work alone (their VJP expressions)
+    lean_pullback_s: float | None = None  # the part of vector_pullback_s a closed-form pullback needs
 
 
 def decompose(grad, args, runs: int = 3) -> Decomposition:
@@ -210,9 +280,10 @@ def decompose(grad, args, runs: int = 3) -> Decomposition:
     times = np.maximum(np.asarray(best.times, dtype=float) - cal.timer_s, 0.0)
     work = np.minimum(np.maximum(np.asarray(best.work, dtype=float) - cal.timer_s, 0.0), times)
     fixed = np.asarray([cal.small_work_s if f is None else max(f - cal.timer_s, 0.0) for f in best.fixed], dtype=float)
-    return Decomposition(pullback_s=float(times.sum()),
-                         vector_pullback_s=float(np.maximum(work - fixed, 0.0).sum()),
-                         nodes=len(best.times), operations=len(best.kinds), work_s=float(work.sum()))
+    vector = np.maximum(work - fixed, 0.0)
+    return Decomposition(pullback_s=float(times.sum()), vector_pullback_s=float(vector.sum()),
+                         nodes=len(best.times), operations=len(best.kinds), work_s=float(work.sum()),
+                         lean_pullback_s=float((vector * np.asarray(best.lean, dtype=float)).sum()))
 
 
 def source_lines(func) -> int | None:

@@ -97,6 +97,7 @@ def replay(sig, budget: float = 0.2, seed: int = 0) -> Replay:
                     derived_peak_bytes=peak_bytes(lambda: grad(*args)))
     parts = decompose(grad, args)
     result.pullback_s, result.vector_pullback_s, result.work_s = parts.pullback_s, parts.vector_pullback_s, parts.work_s
+    result.lean_pullback_s = parts.lean_pullback_s
     result.nodes, result.operations = parts.nodes, parts.operations
     result.lines, result.rule_call_s = source_lines(fn), calibration().rule_call_s
     floor = _direct_floor(sig, fn, args, kwargs, argnums, grad, budget)

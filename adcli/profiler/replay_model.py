@@ -32,7 +32,7 @@ class ImportTrial:
 
 
 DECOMPOSITION = {"pullback_s": float, "vector_pullback_s": float, "nodes": int, "operations": int, "lines": int,
-                 "rule_call_s": float, "work_s": float,
+                 "rule_call_s": float, "work_s": float, "lean_pullback_s": float,
                  # in the program (replay.in_program): seconds per run of the gradients that call it
                  "program_s": float, "program_import_s": float, "program_floor_s": float,
                  "program_alone_s": float}
@@ -58,6 +58,7 @@ class Replay:
     lines: int | None = None  # source lines of a user function
     rule_call_s: float | None = None  # what the engine adds to a call one rule serves
     work_s: float | None = None  # the pullbacks' NumPy work alone (their VJP expressions)
+    lean_pullback_s: float | None = None  # the part of vector_pullback_s a closed-form pullback needs
     # the gradients of the functions handed to grad that call it, seconds per run, timed in turn:
     program_s: float | None = None  # as the run served them
     program_import_s: float | None = None  # with its best library rule imported
