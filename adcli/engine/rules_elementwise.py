@@ -10,7 +10,7 @@ import operator
 
 import numpy as np
 
-from .core import Primitive
+from .core import Primitive, passes
 from .registry import defufunc_rule
 
 LN2 = np.log(2.0)
@@ -80,8 +80,8 @@ def _sign(x):
 # The operators (x + y) run Python's operator, as the primal does: the same result for arrays,
 # and for scalars (the x[i] loops) NumPy's scalar math is ~15x faster than a ufunc call.
 # Explicit ufunc calls (np.add(x, y)) keep the ufunc's own semantics (e.g. 1.0 / 0.0 = inf).
-ADD = defufunc(np.add, lambda g, ans, x, y: g, lambda g, ans, x, y: g, fwd=operator.add, reads=False)
-SUBTRACT = defufunc(np.subtract, lambda g, ans, x, y: g, lambda g, ans, x, y: -g, fwd=operator.sub, reads=False)
+ADD = defufunc(np.add, passes, passes, fwd=operator.add, reads=False)
+SUBTRACT = defufunc(np.subtract, passes, lambda g, ans, x, y: -g, fwd=operator.sub, reads=False)
 MULTIPLY = defufunc(np.multiply, lambda g, ans, x, y: _mul_vjp(g, y, x), lambda g, ans, x, y: _mul_vjp(g, x, y), fwd=operator.mul)
 def _div_dy(g, ans, x, y):
     """d(x / y)/dy = -g * ans / y. For a scalar or broadcast y, g * ans is summed over y's

@@ -93,7 +93,10 @@ def _install() -> None:
         op, rop = _binary(prim)
         setattr(T, f"__{name}__", op)
         setattr(T, f"__r{name}__", rop)
-        setattr(T, f"__i{name}__", _inplace(op))
+        # a number is immutable: ``y += v`` rebinds y (the loops of scalar operations take
+        # this path); an array keeps NumPy's in-place semantics (mutation.inplace)
+        setattr(T, f"__i{name}__", op)
+        setattr(ArrayTracer, f"__i{name}__", _inplace(op))
     T.__matmul__ = lambda self, other: np.matmul(self, other)
     T.__rmatmul__ = lambda self, other: np.matmul(other, self)
     T.__imatmul__ = _inplace(T.__matmul__)
