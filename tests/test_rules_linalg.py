@@ -9,6 +9,7 @@ import pytest
 
 import adcli
 from adcli.engine.core import Tracer
+from adcli.engine.rules_linalg import _lower_inverse
 from adcli.errors import UnsupportedError
 from adcli.testing import check_grad
 
@@ -96,7 +97,8 @@ def test_solve(sa, sb):
 
 
 # --- symmetric inputs: cholesky, eigh, eigvalsh ---
-@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4)])
+# (33, 33), (2, 70, 70): the pullback inverts the factor by halves above 32 rows (uneven ones too)
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4), (33, 33), (2, 70, 70)])
 @pytest.mark.parametrize("upper", [False, True])
 def test_cholesky(shape, upper):
     a = spd(shape)
@@ -247,3 +249,11 @@ def test_refused_options():
         adcli.grad(lambda a: np.sum(np.linalg.qr(a, mode="complete")[0]))(a.T)
     with pytest.raises(UnsupportedError, match="hermitian"):
         adcli.grad(lambda a: np.sum(np.linalg.pinv(a, hermitian=True)))(spd((3, 3)))
+
+
+@pytest.mark.parametrize("n", [31, 32, 33, 64, 97, 128])
+def test_the_lower_inverse_by_halves_is_the_inverse(n):
+    L = np.linalg.cholesky(spd((2, n, n)))
+    inv = _lower_inverse(L)
+    np.testing.assert_allclose(inv @ L, np.broadcast_to(np.eye(n), (2, n, n)), atol=1e-12)
+    assert np.array_equal(inv, np.tril(inv))  # lower triangular, zeros above exactly
