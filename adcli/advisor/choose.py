@@ -161,10 +161,11 @@ def _options(c: Cost, factor: float, basis: str, th: Thresholds, total: float) -
                          f"{duration(max(D - (prog[0] - prog[2]), c.rule_call_s or 0.0))} a hand-written "
                          "rule is estimated to cost there: "
                          "importing is not the best way")
-        elif R > D:
+        elif R > D and not (prog is not None and prog[1] is not None and prog[0] - prog[1] >= CLEAR_SAVING * prog[0]):
             # the program's what-if can come out even (its gradient does other work; the allocator's
             # state moves the cost of big temporaries): an import slower than the derived rule alone
-            # is no saving an expert would sign
+            # is no saving an expert would sign, unless the program clearly gains from it (the pair
+            # timed alone is one noisy sample; 10% of the program's gradient time is not noise)
             notes.append(f"{best.rule} is slower than the derived rule timed alone ({duration(R)} per call against "
                          f"{duration(D)}): importing is not the best way")
         elif (prog is None or prog[1] is None) and hand is not None and R > th.import_tolerance * hand:
@@ -196,6 +197,11 @@ def _options(c: Cost, factor: float, basis: str, th: Thresholds, total: float) -
         notes.append("it was not replayed (outside the signatures covering most of the time), so its primal cost "
                      "is unknown and a hand-written rule cannot be estimated")
     return opts, notes
+
+
+# an import's saving in the program, as a share of the program's gradient time, that outweighs
+# the import's being slower than the derived rule when the two are timed alone
+CLEAR_SAVING = 0.10
 
 
 def _in_program(c: Cost) -> tuple | None:
