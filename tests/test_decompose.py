@@ -98,3 +98,15 @@ def test_a_matrix_products_reverse_is_work_any_rule_does():
     parts = decompose(vjp(lambda x, y: np.sum(x @ y), (0, 1), 1.0), [a, b])
     # the sum's reverse (a broadcast) is next to nothing; the two products are kept whole
     assert parts.lean_pullback_s > 0.9 * parts.vector_pullback_s, parts
+
+
+def test_a_rule_reuses_the_forwards_factorization_of_a_solve_with_one_right_hand_side():
+    # the pullback of solve(a, y) factorizes a's transpose again; a rule keeps the forward's factor
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((300, 300)) + 300 * np.eye(300)
+    y = rng.standard_normal(300)
+    one = decompose(vjp(lambda m, v: np.sum(np.linalg.solve(m, v)), (0, 1), 1.0), [a, y])
+    assert one.lean_pullback_s < 0.7 * one.vector_pullback_s, one
+    # 300 right-hand sides: their triangular solves are work any rule does; the solve counts whole
+    many = decompose(vjp(lambda m, v: np.sum(np.linalg.solve(m, v)), 0, 1.0), [a, rng.standard_normal((300, 300))])
+    assert many.lean_pullback_s > 0.9 * many.vector_pullback_s, many

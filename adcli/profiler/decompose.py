@@ -39,6 +39,7 @@ from ..engine import hooks
 from ..engine.core import Primitive, pb_binary, pb_general, pb_unary, unbroadcast
 from ..engine.grad import vjp
 from ..engine.hooks import Session
+from ..engine.rules_linalg import _pb_solve, _solve_da_of, _solve_gb, solve
 from ..measure import stable_median
 
 _perf = time.perf_counter
@@ -70,14 +71,13 @@ class _Timed(Session):
             grads[i] = None
             w = _work(node, g)
             self.fixed.append(None if w is None else self._fixed(node, g))
-            self.lean.append(1.0 if w is None else self._lean(node, g))
+            self.lean.append(_lean_solve(node, g) if node[0] is _pb_solve else 1.0 if w is None else self._lean(node, g))
             t0 = _perf()
             node[0](node, g, acc)
             t = _perf() - t0
             times.append(t)
             work.append(t if w is None else w)
             kinds.add(_kind(node))
-
 
     def _fixed(self, node, g) -> float | None:
         """The node's VJP expressions timed on one-element values of the same ranks: their fixed
@@ -91,7 +91,6 @@ class _Timed(Session):
             except Exception:  # noqa: BLE001 - a VJP that needs its real shapes (reshape, an axis): not known
                 self._tiny[key] = None
         return self._tiny[key]
-
 
     def _lean(self, node, g) -> float:
         """The share of an elementwise or memory-bound reduction node's VJP data work that its
@@ -113,6 +112,30 @@ class _Timed(Session):
         if vjps <= 0.0:
             return 1.0
         return min(max(forward, 0.0) * _differentiated(node) / vjps, 1.0)
+
+
+def _lean_solve(node, g) -> float:
+    """The share of a ``np.linalg.solve(a, b)`` node's pullback a rule that keeps the forward's
+    factorization still does, for one right-hand side b: the pullback solves with a's transpose,
+    which factorizes a again (LU, O(n^3)) before its O(n^2) triangular solves and outer product;
+    a hand-written rule reuses the forward's factor (lu_factor, cho_factor, or the triangular
+    factor it solved with), so the forward's time, nearly all factorization, comes off. 1.0 for
+    several right-hand sides (their triangular solves are work too) and when not measurable."""
+    _, parents, ans, a, b = node
+    if np.ndim(b) != 1 or type(a) is not np.ndarray:
+        return 1.0
+    try:
+        t0 = _perf()
+        gb = _solve_gb(g, a, b)
+        if any(argnum == 0 for argnum, _ in parents):
+            _solve_da_of(gb, ans, a, b)
+        t1 = _perf()
+        solve(a, b)
+        t2 = _perf()
+    except Exception:  # noqa: BLE001 - values no longer solvable (mutated since): not known
+        return 1.0
+    pullback, forward = t1 - t0, t2 - t1
+    return min(max(pullback - forward, 0.0) / pullback, 1.0) if pullback > 0 else 1.0
 
 
 # Reductions whose forward and reverse are each a pass over the data: a closed-form pullback of
