@@ -7,6 +7,7 @@ from . import (  # noqa: F401  (fill the registry)  # noqa: F401
     rules_derived,  # noqa: F401  (the verified derivations)
     rules_elementwise,
     rules_linalg,
+    rules_norms,  # noqa: F401  (np.linalg.norm, vector_norm, matrix_norm)
     rules_numpy_extra,  # noqa: F401  (fftshift, linspace, real/imag, nan_to_num, lists of traced values)
     rules_odeint,  # noqa: F401  (scipy.integrate.odeint, through engine.library)
     rules_reduce,

@@ -31,7 +31,6 @@ from ..errors import UnsupportedError
 from .core import Primitive, Tracer, _parents, apply, kept, node_kind, record, unbroadcast
 from .registry import defnative
 from .rules_contract import cast_like
-from .rules_reduce import keep
 
 solve = np.linalg.solve
 
@@ -339,93 +338,3 @@ def _pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue):
     if rcond is not None:
         kw["rcond"] = rcond
     return apply(PINV, a, **kw)
-
-
-# --- norms ---
-def _pnorm_vjp(g, ans, x, ord, axis, keepdims):
-    # d||x||_p / dx = sign(x) (|x| / ||x||)^(p-1); at ||x|| = 0 (and, for p < 1, at x_i = 0)
-    # we return the subgradient 0.
-    n = keep(ans, x, axis, keepdims)
-    safe = np.where(n == 0, 1.0, n)
-    if ord == 2:
-        r = x / safe
-    else:
-        r = np.where(x == 0, 0.0, np.sign(x) * (np.abs(x) / safe) ** (ord - 1))
-    return cast_like(np.where(n == 0, 0.0, keep(g, x, axis, keepdims) * r), x)
-
-
-PNORM = Primitive(
-    "numpy.linalg.vector_norm",
-    lambda x, ord, axis, keepdims: np.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord),
-    _pnorm_vjp,
-)
-
-
-def _vector_norm(x, ord, axis, keepdims):
-    if isinstance(ord, str):
-        raise ValueError(f"Invalid norm order '{ord}' for vectors")
-    if ord is None or ord == 2:
-        return apply(PNORM, x, ord=2, axis=axis, keepdims=keepdims)
-    if ord == 0:  # the number of nonzeros: piecewise constant, no gradient
-        return np.linalg.vector_norm(x.value, axis=axis, keepdims=keepdims, ord=0)
-    if ord == 1:
-        return np.sum(np.abs(x), axis=axis, keepdims=keepdims)
-    if ord == np.inf:
-        return np.max(np.abs(x), axis=axis, keepdims=keepdims)
-    if ord == -np.inf:
-        return np.min(np.abs(x), axis=axis, keepdims=keepdims)
-    return apply(PNORM, x, ord=float(ord), axis=axis, keepdims=keepdims)
-
-
-def _matrix_norm(x, ord, axis, keepdims):
-    nd = np.ndim(x.value)
-    row, col = (int(ax) % nd for ax in axis)
-    if row == col:
-        raise ValueError("Duplicate axes given.")
-    if ord in (None, "fro", "f"):
-        return apply(PNORM, x, ord=2, axis=(row, col), keepdims=keepdims)
-    if ord in ("nuc", 2, -2):
-        s = np.linalg.svd(np.moveaxis(x, (row, col), (-2, -1)), compute_uv=False)
-        ret = {"nuc": np.sum, 2: np.max, -2: np.min}[ord](s, axis=-1)
-    elif ord in (1, -1):  # largest / smallest column sum of |x|
-        ret = (np.max if ord == 1 else np.min)(np.sum(np.abs(x), axis=row), axis=col - (col > row))
-    elif ord in (np.inf, -np.inf):  # largest / smallest row sum of |x|
-        ret = (np.max if ord > 0 else np.min)(np.sum(np.abs(x), axis=col), axis=row - (row > col))
-    else:
-        raise ValueError("Invalid norm order for matrices.")
-    if keepdims:
-        shape = list(np.shape(x.value))
-        shape[row] = shape[col] = 1
-        ret = np.reshape(ret, tuple(shape))
-    return ret
-
-
-@defnative(np.linalg.norm)
-def _norm(x, ord=None, axis=None, keepdims=False):
-    nd = np.ndim(x.value)
-    if axis is None:
-        if ord is None:  # the 2-norm of the flattened array, whatever its rank
-            return apply(PNORM, x, ord=2, axis=None, keepdims=bool(keepdims))
-        if nd not in (1, 2):
-            raise ValueError("Improper number of dimensions to norm.")
-        axis = tuple(range(nd))
-    elif not isinstance(axis, (tuple, list)):
-        axis = (int(axis),)
-    axis = tuple(int(ax) % nd for ax in axis)
-    if len(axis) == 1:
-        return _vector_norm(x, ord, axis[0], bool(keepdims))
-    if len(axis) == 2:
-        return _matrix_norm(x, ord, axis, bool(keepdims))
-    raise ValueError("Improper number of dimensions to norm.")
-
-
-@defnative(np.linalg.vector_norm)
-def _vector_norm_api(x, /, *, axis=None, keepdims=False, ord=2):
-    if isinstance(axis, list):
-        axis = tuple(axis)
-    return _vector_norm(x, ord, axis, bool(keepdims))
-
-
-@defnative(np.linalg.matrix_norm)
-def _matrix_norm_api(x, /, *, keepdims=False, ord="fro"):
-    return _matrix_norm(x, ord, (-2, -1), bool(keepdims))
