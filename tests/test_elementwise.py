@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 import adcli
-from adcli.engine.core import Tracer
+from adcli.engine.core import Tracer, make_tracer
 from adcli.engine.registry import UFUNCS
 from adcli.engine.rules_elementwise import NONDIFF_UFUNCS
+from adcli.engine.tape import Tape
 from adcli.testing import check_grad
 
 # --- domains --------------------------------------------------------------------------------
@@ -594,3 +595,31 @@ def test_relu_gradient_without_ties_is_the_mask(dtype):
     g = adcli.grad(lambda v: np.sum(np.maximum(v, 0.0) * 3.0))(x)
     assert g.dtype == dtype
     np.testing.assert_array_equal(g, np.where(x > 0, 3.0, 0.0).astype(dtype))
+
+
+# --- operators on traced numbers: the type and value Python's operator gives -------------------
+
+
+@pytest.mark.parametrize("value", [0.5 - 1.3, np.float32(-0.8), np.float64(-0.8), np.array(-0.8),
+                                   np.array([-0.8, 2.0], dtype=np.float32)], ids=repr)
+@pytest.mark.parametrize("op", [abs, operator.neg, operator.pos, lambda a: a ** 2.0, lambda a: 2.0 ** a,
+                                lambda a: a % 0.3, lambda a: 5.0 % a], ids=["abs", "neg", "pos", "pow", "rpow", "mod", "rmod"])
+def test_operators_give_pythons_type_and_numpys_bits(value, op):
+    # abs() of a Python float stays a Python float (np.absolute would make it np.float64, which
+    # NumPy 2 promotes with float32 arrays where a float is weak); 2.0 ** float32 is NumPy's
+    # scalar power, not the ufunc's, which can differ in the last bit
+    tape = Tape()
+    got = op(make_tracer(value, tape.leaf(), tape)).value
+    want = op(value)
+    assert type(got) is type(want) and getattr(got, "dtype", None) == getattr(want, "dtype", None)
+    assert np.array_equal(got, want)
+
+
+def test_abs_of_a_traced_float_keeps_float32_arithmetic_float32():
+    x2 = np.array([1.0], dtype=np.float32)
+
+    def f(x1, x2):
+        return np.sum(np.arctan2(abs(x1 - 1.3), np.exp(np.tanh(x2))))
+
+    value, (_, g2) = adcli.value_and_grad(f, argnums=(0, 1))(0.5, x2)
+    assert value == f(0.5, x2) and type(value) is type(f(0.5, x2)) and g2.dtype == np.float32

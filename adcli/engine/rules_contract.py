@@ -137,6 +137,10 @@ TENSORDOT = Primitive(
     _tensordot_da,
     _tensordot_db,
 )
+# np.inner and the N-d np.dot are tensordots, with NumPy's own forward: their sums can run in
+# another order than tensordot's (a different last bit), and a traced result has NumPy's value
+INNER = Primitive("numpy.inner", lambda a, b, axes: np.inner(a, b), _tensordot_da, _tensordot_db)
+DOTN = Primitive("numpy.dot", lambda a, b, axes: np.dot(a, b), _tensordot_da, _tensordot_db)
 
 
 def _tensordot_axes(axes, na, nb):
@@ -176,7 +180,7 @@ def _dot(a, b, out=None):
     if na <= 2 and nb <= 2:
         return apply2(DOT2, a, b)
     # N-d: sum over the last axis of a and the second-to-last of b (the only one if b is 1-d).
-    return apply(TENSORDOT, a, b, axes=((na - 1,), (max(nb - 2, 0),)))
+    return apply(DOTN, a, b, axes=((na - 1,), (max(nb - 2, 0),)))
 
 
 @defnative(np.inner)
@@ -184,13 +188,20 @@ def _inner(a, b):
     na, nb = np.ndim(_val(a)), np.ndim(_val(b))
     if na == 0 or nb == 0:
         return np.multiply(a, b)
-    return apply(TENSORDOT, a, b, axes=((na - 1,), (nb - 1,)))
+    return apply(INNER, a, b, axes=((na - 1,), (nb - 1,)))
+
+
+# np.vdot of real arrays: the dot product of the flattened operands (no conjugation needed), with
+# NumPy's own forward (it sums a strided or reversed operand in its own order)
+VDOT = Primitive("numpy.vdot", np.vdot, lambda g, ans, a, b: g * np.reshape(b, np.shape(a)),
+                 lambda g, ans, a, b: g * np.reshape(a, np.shape(b)))
 
 
 @defnative(np.vdot)
 def _vdot(a, b):
-    # Real arrays: the dot product of the flattened operands (no conjugation needed).
-    return np.dot(np.ravel(a), np.ravel(b))
+    if np.iscomplexobj(_val(a)) or np.iscomplexobj(_val(b)) or np.size(_val(a)) != np.size(_val(b)):
+        return np.dot(np.ravel(a), np.ravel(b))  # as before (NumPy's own error for unequal sizes)
+    return apply(VDOT, a, b)
 
 
 # --- einsum ---
@@ -312,6 +323,8 @@ def _matrix_power(a, n):
         return np.linalg.matrix_power(_val(a), 0)  # the identity: no dependence on a
     if n < 0:
         a, n = np.linalg.inv(a), -n
+    if n == 3:  # NumPy's own short cut, in its order: (a a) a, not a (a a) (another last bit)
+        return (a @ a) @ a
     result, base = None, a
     while True:  # binary powering: log2(n) squarings, each a recorded matmul
         if n & 1:
