@@ -623,3 +623,12 @@ def test_abs_of_a_traced_float_keeps_float32_arithmetic_float32():
 
     value, (_, g2) = adcli.value_and_grad(f, argnums=(0, 1))(0.5, x2)
     assert value == f(0.5, x2) and type(value) is type(f(0.5, x2)) and g2.dtype == np.float32
+
+
+@pytest.mark.parametrize("value", [1.0, np.float32(1.0), np.array([1.0, 2.5])], ids=repr)
+def test_floor_division_and_divmod_give_pythons_types(value):
+    tape = Tape()
+    t = make_tracer(value, tape.leaf(), tape)
+    for got, want in ((t // 0.7, value // 0.7), (2.0 // t, 2.0 // value), (divmod(t, 0.7)[0], divmod(value, 0.7)[0])):
+        assert type(got) is type(want) and np.array_equal(got, want)
+    assert np.array_equal(divmod(t, 0.7)[1].value, divmod(value, 0.7)[1])

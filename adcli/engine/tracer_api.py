@@ -100,8 +100,11 @@ def _install() -> None:
     T.__matmul__ = lambda self, other: np.matmul(self, other)
     T.__rmatmul__ = lambda self, other: np.matmul(other, self)
     T.__imatmul__ = _inplace(T.__matmul__)
-    T.__floordiv__ = lambda self, other: np.floor_divide(self.value, other.value if type(other) is T else other)
-    T.__rfloordiv__ = lambda self, other: np.floor_divide(other, self.value)
+    # piecewise constant (a plain result), computed by Python's operator as on the plain values:
+    # a traced Python float // 0.7 is a Python float, not an np.float64 (NumPy 2 promotes float32
+    # arrays with the latter, not the former)
+    T.__floordiv__ = lambda self, other: self.value // (other.value if isinstance(other, Tracer) else other)
+    T.__rfloordiv__ = lambda self, other: other // self.value
     T.__neg__ = lambda self: apply1(NEGATIVE, self)
     T.__pos__ = lambda self: apply1(POSITIVE, self)
     T.__abs__ = lambda self: apply1(ABSOLUTE, self)
