@@ -147,9 +147,12 @@ def _slogdet(a):
 def _cholesky_vjp(g, ans, a, upper=False):
     L, gL = (_T(ans), _T(g)) if upper else (ans, g)
     n = L.shape[-1]
-    P = np.tril(_T(L) @ gL) / (1.0 + np.eye(n))  # lower triangle, halved diagonal
+    P = np.tril(_T(L) @ gL)
+    d = np.arange(n)
+    P[..., d, d] *= 0.5  # lower triangle, halved diagonal (in place: no n x n temporaries)
     Li = _lower_inverse(L)
     S = _T(Li) @ (P @ Li)  # L^-T P L^-1
+    del P, Li  # freed before _one_triangle's temporaries: the gradient's peak memory
     return cast_like(_one_triangle(S, lower=not upper), a)
 
 
