@@ -20,8 +20,10 @@ installed only for that run), which gives
   a generic VJP often does more (divide's ``-g * ans / y``, a tie mask for maximum, var's mean
   computed again, broadcasts summed back). Each such node's data work is scaled down to its
   forward's data work per differentiated argument when its VJPs take more (both timed warm,
-  one after the other, above their cost on one-element values); other nodes (matmul, linear
-  algebra, indexing) keep theirs: their reverse is work any rule must do;
+  one after the other, above their cost on one-element values); a ``np.linalg.solve`` with one
+  right-hand side keeps its pullback's time above its forward's (the factorization a rule
+  reuses, ``_lean_solve``); other nodes (matmul, linear algebra, indexing) keep theirs: their
+  reverse is work any rule must do;
 * ``nodes`` and ``operations``: tape nodes, and distinct kinds of pullback, per call.
 
 The engine's machinery is then M = D - P - B: recording nodes, dispatch, the reverse loop.
