@@ -72,17 +72,6 @@ def _mul_vjp(g, other, target):
     return out.reshape(tshape)
 
 
-def _sign(x):
-    return np.sign(x)
-
-
-# --- arithmetic ---
-# The operators (x + y) run Python's operator, as the primal does: the same result for arrays,
-# and for scalars (the x[i] loops) NumPy's scalar math is ~15x faster than a ufunc call.
-# Explicit ufunc calls (np.add(x, y)) keep the ufunc's own semantics (e.g. 1.0 / 0.0 = inf).
-ADD = defufunc(np.add, passes, passes, fwd=operator.add, reads=False)
-SUBTRACT = defufunc(np.subtract, passes, lambda g, ans, x, y: -g, fwd=operator.sub, reads=False)
-MULTIPLY = defufunc(np.multiply, lambda g, ans, x, y: _mul_vjp(g, y, x), lambda g, ans, x, y: _mul_vjp(g, x, y), fwd=operator.mul)
 def _div_dy(g, ans, x, y):
     """d(x / y)/dy = -g * ans / y. For a scalar or broadcast y, g * ans is summed over y's
     broadcast axes first (y is constant along them) and divided by -y, which then costs
@@ -94,6 +83,17 @@ def _div_dy(g, ans, x, y):
     return -g * ans / y
 
 
+def _sign(x):
+    return np.sign(x)
+
+
+# --- arithmetic ---
+# The operators (x + y) run Python's operator, as the primal does: the same result for arrays,
+# and for scalars (the x[i] loops) NumPy's scalar math is ~15x faster than a ufunc call.
+# Explicit ufunc calls (np.add(x, y)) keep the ufunc's own semantics (e.g. 1.0 / 0.0 = inf).
+ADD = defufunc(np.add, passes, passes, fwd=operator.add, reads=False)
+SUBTRACT = defufunc(np.subtract, passes, lambda g, ans, x, y: -g, fwd=operator.sub, reads=False)
+MULTIPLY = defufunc(np.multiply, lambda g, ans, x, y: _mul_vjp(g, y, x), lambda g, ans, x, y: _mul_vjp(g, x, y), fwd=operator.mul)
 DIVIDE = defufunc(np.true_divide, lambda g, ans, x, y: g / y, _div_dy, fwd=operator.truediv)
 NEGATIVE = defufunc(np.negative, lambda g, ans, x: -g, fwd=operator.neg)
 POSITIVE = defufunc(np.positive, lambda g, ans, x: g, fwd=operator.pos)
