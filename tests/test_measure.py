@@ -15,7 +15,9 @@ def test_alternating_medians_time_each_function_in_turn():
             time.sleep(seconds)
         return run
 
-    fast, slow = alternating_medians([sleeper(0.0005, "a"), sleeper(0.004, "b")], budget=0.05, min_rounds=5)
+    counted: list = []
+    fast, slow = alternating_medians([sleeper(0.0005, "a"), sleeper(0.004, "b")], budget=0.05, min_rounds=5,
+                                     calls=counted)
     assert 0.0005 <= fast < 0.004 <= slow
     # warmed (and timed once) each, then called in turn, a group of calls each lasting about
     # 2 ms: several of the 0.5 ms call, one of the 4 ms call, round after round
@@ -29,6 +31,8 @@ def test_alternating_medians_time_each_function_in_turn():
     assert [r[0] for r in runs] == ["a", "b"] * (len(runs) // 2) and len(runs) >= 10
     a_runs, b_runs = {r[1] for r in runs if r[0] == "a"}, {r[1] for r in runs if r[0] == "b"}
     assert len(a_runs) == 1 and a_runs.pop() >= 2 and b_runs == {1}
+    # the timed calls of each, as counted (the warm-up and the sizing call apart)
+    assert counted == [calls[4:].count("a"), calls[4:].count("b")]
     assert gc.isenabled()
 
 

@@ -1,11 +1,15 @@
 """Isolated replays: the costs the advisor ranks by, measured at the end of the profiled run.
 
 For each signature that covers most of the gradient time, its captured sample inputs are run
-again, with no profiler attached, until the timing is stable (median of repeats):
+again, with no profiler attached, until the timing is stable:
 
 * primal: the call without AD;
 * derived: one gradient through the call as the run served it (forward + reverse), the output
   reduced with fixed random weights so every output element gets a cotangent;
+
+  the two timed in turn (``alternating_medians``, lower quartiles), so that a machine slowing
+  down for a while slows both and the advisor's ratios of them stay true (timed one after the
+  other, one profile in four had a primal or a derived time 50% off the other's moment);
 * every importable autograd rule for the callable: imported for the sample's exact signature,
   verified against finite differences and the derived gradient on the sample, then timed.
 """
@@ -21,10 +25,10 @@ from ..engine.grad import vjp
 from ..engine.pytree import flatten
 from ..engine.registry import add_rule, remove_rule
 from ..errors import AdcliError, RuleDisagreement
-from ..measure import alternating_medians, peak_bytes, stable_median
+from ..measure import alternating_medians, peak_bytes
 from ..rules.autograd_catalog import find
 from ..rules.autograd_import import import_rule, unimport
-from ..rules.declare import register, unregister
+from ..rules.declare import register
 from ..rules.dispatch import dispatch
 from .decompose import calibration, decompose, source_lines
 from .model import ImportOutcome, ImportTrial, Profile, Replay, SignatureStats
@@ -86,25 +90,39 @@ def _setup(sig, seed: int = 0, dispatched: bool = False):
 def replay(sig, budget: float = 0.2, seed: int = 0) -> Replay:
     """Measure one signature (what the session observed: ``func``, ``sample``, ``signature``),
     served as in the run: a user function through its dispatch point, so that a rule loaded with
-    ``--rules`` serves the replay as it served the program."""
+    ``--rules`` serves the replay as it served the program. The primal, the derived gradient
+    and, for a NumPy callable, the same gradient served by a minimal direct rule and by the
+    library's verified rule are timed in turn, so that their ratios are of one moment."""
     setup = _setup(sig, seed, dispatched=True)
     if isinstance(setup, Replay):
         return setup
     fn, args, kwargs, argnums, grad = setup
-    primal_s, _ = stable_median(lambda: fn(*args, **kwargs), budget)
-    derived_s, repeats = stable_median(lambda: grad(*args), budget)
-    result = Replay(primal_s=primal_s, derived_s=derived_s, repeats=repeats,
-                    derived_peak_bytes=peak_bytes(lambda: grad(*args)))
+    rules: dict = {"floor": None, "import": None}
+    trials: list = []
+    if sig.kind == "numpy":
+        rules["floor"] = _floor_rule(sig, fn, argnums)
+        trials, rules["import"] = _imports(sig, fn, args, kwargs)
+    try:
+        states = [None] + [k for k in ("floor", "import") if rules[k] is not None]
+        calls: list = []
+        times = alternating_medians([lambda: fn(*args, **kwargs)] + [_served(rules, k, grad, args) for k in states],
+                                    (1 + len(states)) * budget, calls=calls)
+        peaks = {k: peak_bytes(_served(rules, k, grad, args)) for k in states}
+    finally:
+        _served(rules, None, lambda: None, ())()  # every trial rule out of the registry again
+    seconds = dict(zip(states, times[1:]))
+    result = Replay(primal_s=times[0], derived_s=seconds[None], repeats=calls[1], derived_peak_bytes=peaks[None])
+    if rules["floor"] is not None:
+        result.direct_bytes, result.direct_floor_s = peaks["floor"], seconds["floor"]
+    for t in trials:
+        if t.outcome is ImportOutcome.AGREES:
+            t.rule_s, t.rule_peak_bytes = seconds["import"], peaks["import"]
+    result.imports = trials
     parts = decompose(grad, args)
     result.pullback_s, result.vector_pullback_s, result.work_s = parts.pullback_s, parts.vector_pullback_s, parts.work_s
     result.lean_pullback_s = parts.lean_pullback_s
     result.nodes, result.operations = parts.nodes, parts.operations
     result.lines, result.rule_call_s = source_lines(fn), calibration().rule_call_s
-    floor = _direct_floor(sig, fn, args, kwargs, argnums, grad, budget)
-    if floor is not None:
-        result.direct_bytes, result.direct_floor_s = floor
-    if sig.kind == "numpy":
-        result.imports = _imports(sig, fn, args, kwargs, grad, budget)
     return result
 
 
@@ -218,29 +236,23 @@ def _served(rules: dict, kind, grad, args):
     return run
 
 
-def _direct_floor(sig, fn, args, kwargs, argnums, grad, budget):
-    """(peak bytes, seconds) of the same gradient served by the least a direct rule can do: the
-    primal, and one new gradient array per argument (zeros). The engine's own per-call cost is
-    in both, so an import can be compared with it like for like, and a hand-written rule's cost
-    is estimated on top of it. None for a user function (its rules are served through dispatch
-    points, which the replay does not rebuild)."""
-    if sig.kind != "numpy":
-        return None
-
+def _floor_rule(sig, fn, argnums):
+    """The least a direct rule for a NumPy callable's signature can do: the primal, and one new
+    gradient array per argument (zeros); built and left out of the registry (None when a rule is
+    declared for the signature already, loaded with --rules). Its time and peak memory
+    (``direct_floor_s``, ``direct_bytes``) carry the engine's own per-call cost, as an import's do,
+    so an import is compared with it like for like, and a hand-written rule's cost is estimated
+    on top of it. A user function has none here: its rules are served through dispatch points,
+    which the replay does not rebuild."""
     def minimal(*a, **k):
         return fn(*a, **k), lambda g: tuple(zeros_like_tree(v) if i in argnums else None for i, v in enumerate(a))
 
-    types = sig.signature.key
     try:
-        rules = register(fn, types, minimal, source="hand-written", origin="adcli replay: allocation baseline")
+        [rule] = register(fn, sig.signature.key, minimal, source="hand-written", origin="adcli replay: allocation baseline")
     except AdcliError:
-        return None  # a rule for this signature exists already (loaded with --rules)
-    try:
-        seconds, _ = stable_median(lambda: grad(*args), budget)
-        return peak_bytes(lambda: grad(*args)), seconds
-    finally:
-        unregister(fn, types)
-        del rules
+        return None
+    remove_rule(rule)
+    return rule
 
 
 def zeros_like_tree(a):
@@ -267,25 +279,23 @@ def with_layout(a, descriptor):
     return a
 
 
-def _imports(sig, fn, args, kwargs, grad, budget) -> list[ImportTrial]:
-    """Try the library rule for this callable on the sample: import it for the exact
-    signature (verified against finite differences and the derived gradient), time it, remove it."""
+def _imports(sig, fn, args, kwargs) -> tuple[list[ImportTrial], object]:
+    """Try the library rule for this callable on the sample: import it for the exact signature
+    (verified against finite differences and the derived gradient). The trial, and the rule if
+    it agrees, left out of the registry for the replay to time (``rule_s`` filled in then)."""
     try:
         entry = find(fn)
     except AdcliError:
-        return []
+        return [], None
     name = f"autograd {entry.name}"
     if entry.refusal:
-        return [ImportTrial(name, ImportOutcome.FAILED, error=entry.refusal)]
+        return [ImportTrial(name, ImportOutcome.FAILED, error=entry.refusal)], None
     try:
         rules = import_rule(fn, *sig.signature.key, example_args=tuple(args), example_kwargs=dict(kwargs))
     except RuleDisagreement as exc:
-        return [ImportTrial(name, ImportOutcome.DISAGREES, error=str(exc))]
+        return [ImportTrial(name, ImportOutcome.DISAGREES, error=str(exc))], None
     except AdcliError as exc:
-        return [ImportTrial(name, ImportOutcome.FAILED, error=str(exc))]
-    try:
-        rule_s, _ = stable_median(lambda: grad(*args), budget)  # the same vjp, now served by the import
-        return [ImportTrial(name, ImportOutcome.AGREES, rule_s=rule_s, rule_peak_bytes=peak_bytes(lambda: grad(*args)),
-                            verification=getattr(rules[0], "verification", ""))]
-    finally:
-        unimport(*rules)
+        return [ImportTrial(name, ImportOutcome.FAILED, error=str(exc))], None
+    unimport(*rules)
+    trial = ImportTrial(name, ImportOutcome.AGREES, verification=getattr(rules[0], "verification", ""))
+    return [trial], rules[0]
