@@ -814,6 +814,12 @@ def _roll(a, shift, *rest, **kwargs):
     return np.roll(a, shift, axis=axis), lambda g: (np.roll(g, back, axis=axis), None, *_nones(rest))
 
 
+def _triu(m, *rest, **kwargs):
+    """np.triu(m, k): the upper triangle; its pullback keeps the cotangent's (a mask, no maths)."""
+    k = {**dict(zip(("k",), rest)), **kwargs}.get("k", 0)
+    return np.triu(m, k), lambda g: (np.triu(g, k), *_nones(rest))
+
+
 REFERENCE: dict[tuple[str, str], Callable] = {
     ("sum_loop_1000", "f"): _sum_loop,
     ("sum_sin_loop_1000", "f"): _sum_sin_loop,
@@ -853,4 +859,5 @@ REFERENCE: dict[tuple[str, str], Callable] = {
     ("low_rank", "f"): _low_rank_f,
     ("mlp_dict", "f"): _mlp_dict_f,
     ("stencil_roll", "roll"): _roll,
+    ("kron_view_sum", "triu"): _triu,
 }

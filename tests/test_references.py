@@ -215,6 +215,8 @@ OTHER_CALLS = {
     ("batchnorm_mlp", "var"): lambda args, kwargs: [((args[0], 1), {}), ((args[0],), {}), ((args[0], -1, None, None, 1), {}),
                                                    ((args[0],), {"axis": (0, 1), "ddof": 1, "keepdims": True}),
                                                    ((args[0],), {"axis": 0, "keepdims": True})],
+    ("kron_view_sum", "triu"): lambda args, kwargs: [((args[0], 1), {}), ((args[0],), {"k": -2}),
+                                                     ((np.asfortranarray(args[0][:, :7]), 3), {})],
     # the axis positionally, negative, a shift past the length, no axis (flattened), tuples of shifts and axes
     ("stencil_roll", "roll"): lambda args, kwargs: [((args[0], 2, 1), {}), ((args[0], -50), {"axis": -1}),
                                                     ((args[0], 7), {}), ((args[0], (1, -3)), {"axis": (0, 1)}),
