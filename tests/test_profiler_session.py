@@ -115,3 +115,37 @@ def test_gradients_in_threads_keep_their_own_stretches():
     assert (o.calls, i.calls) == (80, 80)
     assert (i.prims, i.fwd_allocs, i.rev_allocs) == (160, 160, 80)
     assert (o.fwd_allocs, o.rev_allocs) == (80, 160)
+
+
+def test_the_reverse_pass_lets_each_cotangent_go_once_it_is_used():
+    # The session holds each cotangent it counted only while a slot may hand it back; one that
+    # no slot holds is freed as in the engine's own reverse pass. A chain of sines: each sin's
+    # pullback makes a new cotangent from the one it got, which nothing holds afterwards.
+    import weakref
+
+    from adcli.engine.core import Primitive, apply
+
+    seen: list = []
+
+    def vjp(g, ans, x):
+        alive = [r for r in seen if r() is not None]
+        seen.append(weakref.ref(g))
+        assert len(alive) <= 1, f"{len(alive)} earlier cotangents still alive"
+        return g * np.cos(x)
+
+    prim = Primitive("sin_watched", np.sin, vjp)
+
+    def chain(x):
+        for _ in range(6):
+            x = apply(prim, x)
+        return np.sum(x)
+
+    x = np.linspace(0.1, 1.0, 400)
+    session, (value, g) = profiled(chain, x)
+    expected = np.ones_like(x)
+    y = x
+    for _ in range(6):
+        expected = expected * np.cos(y)  # reversed order does not matter for a product
+        y = np.sin(y)
+    np.testing.assert_allclose(g, expected)
+    assert len(seen) == 6

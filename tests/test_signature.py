@@ -80,6 +80,14 @@ DESCRIBE = [
     ({}, "dict{}"),
     ({"outer": {"inner": [1, 2.0]}}, "dict{outer: dict{inner: list(int, float)}}"),
     ((np.zeros((2, 2)).T, (1, "s")), "tuple(f64[2d,F], tuple(int, str))"),
+    # non-native byte order, an ndarray subclass, a str subclass as a key (the cached fast paths)
+    (np.zeros(3, ">f8"), "f64[1d]"),
+    (np.zeros((2, 2), "<f4").T, "f32[2d,F]"),
+    (np.ma.zeros((2, 2)), "f64[2d]"),
+    (np.zeros(3, "U5"), "U5[1d]"),
+    (np.datetime64("2020-01-01"), "M8[D]"),  # NumPy scalar types whose dtype varies are not cached by type
+    (np.datetime64(1, "ns"), "M8[ns]"),
+    ({type("Key", (str,), {})("xy"): 1}, "dict{xy: int}"),
     # callables and other objects
     (np.sin, "fn(numpy.sin)"),
     (np.add, "fn(numpy.add)"),
@@ -89,6 +97,7 @@ DESCRIBE = [
 @pytest.mark.parametrize("value,expected", DESCRIBE, ids=[d[1] + f"-{i}" for i, d in enumerate(DESCRIBE)])
 def test_describe(value, expected):
     assert describe(value) == expected
+    assert describe(value) == expected  # again: from the caches the first call filled
 
 
 def test_describe_long_mixed_list_is_truncated():
@@ -168,6 +177,11 @@ def test_signature_key_and_call_signature():
     assert call_signature(args, kwargs) == "f64[2d], f64[2d], axis=int, b_flag=bool"
     assert call_signature((BIG[:20, :20], 2.0), {}) == "f64[2d,strided], float"
     assert call_signature((), {}) == ""
+    # keywords sorted by name whatever order they came in (and from the cache the first call filled)
+    for _ in range(2):
+        assert signature_key((), {"a1": 1, "a": 2.0}) == ("a=float", "a1=int")
+        assert signature_key((), {"a": 2.0, "a1": 1}) == ("a=float", "a1=int")
+        assert signature_key((), {"a": 2, "a1": 1.0}) == ("a=int", "a1=float")
 
 
 def test_signature_key_is_hashable_and_distinguishes_layouts():

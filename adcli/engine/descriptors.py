@@ -47,41 +47,57 @@ def dtype_code(dtype: np.dtype) -> str:
 
 def describe(x) -> str:
     """The concrete-type descriptor of ``x`` (a tracer is described by its value)."""
-    v = x.value if isinstance(x, Tracer) else x
-    t = type(v)
-    if t in _SCALARS:
-        return _SCALARS[t]
-    if isinstance(v, np.ndarray):
-        return _describe_array(v)
-    if isinstance(v, np.generic):
-        return dtype_code(v.dtype)
+    # The profiler describes every call's arguments: the common cases (an array, a tracer of
+    # one, a Python scalar) take one type lookup and a cached text, no isinstance chain.
+    t = type(x)
+    if t in _TRACERS or (t not in _SCALARS and t is not ndarray and isinstance(x, Tracer)):
+        x = x.value
+        t = type(x)
+    text = _FIXED.get(t)
+    if text is not None:
+        return text
+    if t is ndarray or isinstance(x, ndarray):
+        nd = x.ndim
+        key = (x.dtype, nd, True, False) if nd <= 1 else (x.dtype, nd, x.flags.c_contiguous, x.flags.f_contiguous)
+        text = _ARRAYS.get(key)
+        if text is None:
+            text = _array_text(*key)
+            if len(_ARRAYS) < 4096:
+                _ARRAYS[key] = text
+        return text
+    if isinstance(x, np.generic):
+        text = dtype_code(x.dtype)
+        if x.dtype.kind in "fciub" and len(_FIXED) < 4096:  # one code per type (not so for str_, datetime64)
+            _FIXED[t] = text
+        return text
     if t is tuple or t is list:
-        return f"{t.__name__}({_items(v)})"
-    if t is dict:
-        return "dict{" + ", ".join(f"{_key(k)}: {describe(val)}" for k, val in v.items()) + "}"
-    if isinstance(v, (FunctionType, BuiltinFunctionType, MethodType, np.ufunc)) or (callable(v) and not isinstance(v, type)):
-        return f"fn({_dotted(v)})"
-    if isinstance(v, type):
-        return f"type({_dotted(v)})"
-    if isinstance(v, tuple):  # namedtuple
-        return f"{_dotted(t)}({_items(v)})"
+        parts = (t, *[describe(v) for v in x]) if len(x) <= _MAX_ITEMS else None
+        text = _SEQUENCES.get(parts) if parts is not None else None
+        if text is None:
+            text = f"{t.__name__}({_items(x)})"
+            if parts is not None and len(_SEQUENCES) < 4096:  # short ones cached by their parts, as dicts
+                _SEQUENCES[parts] = text
+        return text
+    if t is dict:  # the text cached by its parts: a program passes the same dict of parameters to every call
+        parts = tuple([(_key(k), describe(val)) for k, val in x.items()])
+        text = _DICTS.get(parts)
+        if text is None:
+            text = "dict{" + ", ".join(f"{k}: {d}" for k, d in parts) + "}"
+            if len(_DICTS) < 4096:
+                _DICTS[parts] = text
+        return text
+    if isinstance(x, (FunctionType, BuiltinFunctionType, MethodType, np.ufunc)) or (callable(x) and not isinstance(x, type)):
+        return f"fn({_dotted(x)})"
+    if isinstance(x, type):
+        return f"type({_dotted(x)})"
+    if isinstance(x, tuple):  # namedtuple
+        return f"{_dotted(t)}({_items(x)})"
     return f"obj({_dotted(t)})"
 
 
-def _describe_array(a: np.ndarray) -> str:
-    # Cached by what the descriptor depends on: the profiler describes every call's arguments.
-    nd = a.ndim
-    if nd <= 1:
-        key = (a.dtype, nd, True, False)
-    else:
-        flags = a.flags
-        key = (a.dtype, nd, flags.c_contiguous, flags.f_contiguous)
-    text = _ARRAYS.get(key)
-    if text is None:
-        text = _array_text(*key)
-        if len(_ARRAYS) < 4096:
-            _ARRAYS[key] = text
-    return text
+ndarray = np.ndarray
+_FIXED = dict(_SCALARS)  # types whose every value has the same descriptor: Python's scalars, NumPy's numeric ones
+_TRACERS = frozenset({Tracer, *Tracer.__subclasses__()})  # the engine's own; a subclass made later takes isinstance
 
 
 _ARRAYS: dict = {}
@@ -105,6 +121,9 @@ def _items(seq) -> str:
     return ", ".join(parts)
 
 
+_KEYS: dict = {}
+_DICTS: dict = {}
+_SEQUENCES: dict = {}
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 NAME_PART = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|<[a-z]+>|\?")
 
@@ -112,6 +131,13 @@ NAME_PART = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|<[a-z]+>|\?")
 def _key(k) -> str:
     """A dict key: an identifier as is, a literal (str, number, bool, None) by repr, any other
     key by its type, ``<module.Type>`` (a repr could be anything)."""
+    if type(k) is str:  # the usual key: its text cached (a pattern match per key per call adds up)
+        text = _KEYS.get(k)
+        if text is None:
+            text = k if IDENT.fullmatch(k) else repr(k)
+            if len(_KEYS) < 4096:
+                _KEYS[k] = text
+        return text
     if isinstance(k, str) and IDENT.fullmatch(k):
         return k
     if type(k) in (str, int, float, bool) or k is None:

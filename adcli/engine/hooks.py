@@ -7,7 +7,8 @@ When a :class:`Session` is installed (``install``), the engine calls it at four 
   function is dispatched, or a rule serves a user function's dispatch point (``source``: native, derived, imported or
   hand-written; ``func``: the user function); it must return ``fn(*args, **kwargs)`` when
   ``spread``, else ``fn(args, kwargs)`` (a derivation), and call it itself (no wrapper: every
-  frame added per call is a frame a deep recursion of the program loses);
+  frame added per call is a frame a deep recursion of the program loses); it is also called
+  for a user function's calls outside any gradient, and then only calls ``fn``;
 * ``backward(tape, acc, start)`` for the reverse pass; it must run ``engine.tape.backward``
   (timing it as it likes);
 * ``finish(tape)`` when the gradient computation ends, normally or by an exception.
@@ -40,10 +41,6 @@ class Session:
 
     def finish(self, tape) -> None:
         pass
-
-    def recording(self) -> bool:
-        """Whether a gradient is being recorded now (dispatch points report only then)."""
-        return False
 
 
 def current():

@@ -19,8 +19,19 @@ def signature_key(args: tuple, kwargs: dict) -> tuple:
     (``name=descriptor``). ``Signature.key`` is the same tuple."""
     key = tuple(map(describe, args))
     if kwargs:
-        key += tuple(f"{k}={describe(v)}" for k, v in sorted(kwargs.items()))
+        # the keyword part cached by the names (as passed) and their descriptors: the profiler
+        # builds a key for every call it sees, and sorting and formatting it each time adds up
+        parts = (tuple(kwargs), *[describe(v) for v in kwargs.values()])
+        text = _KEYWORDS.get(parts)
+        if text is None:
+            text = tuple(f"{k}={d}" for k, d in sorted(zip(parts[0], parts[1:])))  # by name
+            if len(_KEYWORDS) < 4096:
+                _KEYWORDS[parts] = text
+        key += text
     return key
+
+
+_KEYWORDS: dict = {}
 
 
 def call_signature(args: tuple, kwargs: dict) -> str:

@@ -29,7 +29,6 @@ import os
 import sys
 import threading
 import time
-import weakref
 
 import numpy as np
 
@@ -39,6 +38,7 @@ from ..engine.grad import stop_gradient
 from ..engine.pytree import flatten
 from ..engine.signature import Signature, signature_key
 from .paths import default_excluded
+from .stretches import reverse, stretches_of
 
 ndarray = np.ndarray
 _perf = time.perf_counter
@@ -47,13 +47,14 @@ _perf = time.perf_counter
 class CallNode:
     """One signature at one place in the call tree (children keyed by signature id)."""
 
-    __slots__ = ("sig", "parent", "children", "calls", "fwd", "rev", "prims", "fwd_allocs", "fwd_bytes",
+    __slots__ = ("sig", "parent", "children", "by_key", "calls", "fwd", "rev", "prims", "fwd_allocs", "fwd_bytes",
                  "rev_allocs", "rev_bytes", "t0", "mark")
 
     def __init__(self, sig, parent):
         self.sig = sig
         self.parent = parent
         self.children: dict = {}
+        self.by_key: dict = {}  # the same children by the session's call key (one lookup per call)
         self.calls = 0
         self.fwd = 0.0  # inclusive forward seconds
         self.rev = 0.0  # self reverse seconds (pullbacks of nodes it owns)
@@ -101,10 +102,13 @@ class Observed:
         self.output = None  # what the first call returned (output_kind): can a rule return it?
 
 
-class _Thread(threading.local):
+class _Thread:
     """What one thread's gradient in progress needs: its tape, its stack of open calls, and
     which call recorded each stretch of the tape. Programs may take gradients in several
-    threads at once."""
+    threads at once (each has its own, see _Local); a plain slotted object, because every
+    profiled call reads and writes it several times."""
+
+    __slots__ = ("stack", "tape", "marks", "top", "charged", "t_start", "t_forward", "t_reverse", "done")
 
     def __init__(self, root: CallNode):
         self.stack: list = [root]
@@ -113,9 +117,17 @@ class _Thread(threading.local):
         # call event appends one only when new nodes were recorded since the last, so the
         # bookkeeping is per call, not per primitive, and the reverse pass times whole stretches.
         self.marks: list = []
+        self.top = None  # the CallNode of the last mark
         self.charged = 0  # tape nodes covered by marks
         self.t_start = self.t_forward = self.t_reverse = 0.0
         self.done = None  # the tape whose reverse pass ran, until finish() adds up its times
+
+
+class _Local(threading.local):
+    """Each thread's _Thread, as ``.state``."""
+
+    def __init__(self, root: CallNode):
+        self.state = _Thread(root)
 
 
 class Session(hooks.Session):
@@ -126,7 +138,7 @@ class Session(hooks.Session):
         self.root = CallNode(Observed(0, None, "root", ""), None)
         self.signatures: dict = {}  # key -> Observed
         self.by_id: dict = {0: self.root.sig}
-        self.local = _Thread(self.root)
+        self.local = _Local(self.root)
         # Shared tables and counters change under this lock; a thread's own state needs none.
         self.lock = threading.RLock()
         self._timing = 0  # gradients being timed now, in all threads (GC is off while > 0)
@@ -163,9 +175,10 @@ class Session(hooks.Session):
 
     # --- engine hooks ---
     def start(self, tape, f) -> None:
-        loc = self.local
+        loc = self.local.state
         loc.tape = tape
         loc.marks = []
+        loc.top = None
         loc.charged = len(tape.nodes)  # the leaves, recorded before f runs
         loc.stack = [self.root]
         with self.lock:
@@ -180,28 +193,28 @@ class Session(hooks.Session):
         loc.t_forward = loc.t_reverse = 0.0
         loc.t_start = _perf()
 
-    def recording(self) -> bool:
-        return self.local.tape is not None
-
     def numpy_call(self, module, qualname, source, fn, spread, args, kwargs, func=None):
-        loc = self.local
+        loc = self.local.state
         tape = loc.tape
         if tape is None:
             return fn(*args, **kwargs) if spread else fn(args, kwargs)
-        # keyed by plain strings (cheap to hash); the Signature is built once per new key
+        # keyed by plain strings (cheap to hash); the Signature is built once per new key, and
+        # each call node finds its child by the key itself
         key = (func is not None, module, qualname, signature_key(args, kwargs))
-        sig = self.signatures.get(key)
-        if sig is None:
-            sig = self._signature(key, module, qualname, func)
         stack = loc.stack
         parent = stack[-1]
-        if len(tape.nodes) > loc.charged:
-            self._flush(loc, parent)
-        node = parent.children.get(sig.id)
+        n = len(tape.nodes)
+        if n > loc.charged:  # nodes the caller recorded since the last call event: _flush, inline
+            if loc.top is not parent:
+                loc.marks.append((loc.charged, parent))
+                loc.top = parent
+            parent.prims += n - loc.charged
+            loc.charged = n
+        node = parent.by_key.get(key)
         if node is None:
-            with self.lock:
-                node = parent.child(sig)
+            node = self._child(parent, key, module, qualname, func)
         node.calls += 1
+        sig = node.sig
         if sig.sample is None:
             self._sample(sig, args, kwargs)
         served = sig.served
@@ -212,8 +225,13 @@ class Session(hooks.Session):
             out = fn(*args, **kwargs) if spread else fn(args, kwargs)
         finally:
             t1 = _perf()
-            if len(tape.nodes) > loc.charged:
-                self._flush(loc, node)
+            n = len(tape.nodes)
+            if n > loc.charged:  # the nodes this call recorded itself
+                if loc.top is not node:
+                    loc.marks.append((loc.charged, node))
+                    loc.top = node
+                node.prims += n - loc.charged
+                loc.charged = n
             node.fwd += t1 - t0
             if stack and stack[-1] is node:
                 stack.pop()
@@ -222,38 +240,13 @@ class Session(hooks.Session):
         return out
 
     def backward(self, tape, acc, start: int) -> None:
-        loc = self.local
+        loc = self.local.state
         t_fwd = _perf()
         self._flush(loc, loc.stack[-1])
         nodes = tape.nodes
-        stretches = _stretches(loc.marks, len(nodes))
-        _count_forward(nodes, stretches)
-        grads = acc.grads
-        known: dict = {}  # id -> weak reference of each cotangent array counted (see _made)
+        stretches = stretches_of(nodes, loc.marks)
         try:
-            # The reverse pass of engine.tape.backward, one stretch of the tape at a time: each
-            # stretch is timed as a whole and charged to the call that recorded it, as are the
-            # cotangent arrays the pass made for its values.
-            for lo, hi, owner in reversed(stretches):
-                if lo > start:
-                    continue
-                t0 = _perf()
-                for i in range(min(hi, start + 1) - 1, lo - 1, -1):
-                    g = grads[i]
-                    if g is None:
-                        continue
-                    grads[i] = None
-                    if type(g) is ndarray and g.base is None:
-                        _made(known, g, owner)
-                    node = nodes[i]
-                    nodes[i] = False  # as engine.tape.backward: its kept values are freed as the pass goes
-                    node[0](node, g, acc)
-                owner.rev += _perf() - t0
-            outermost = _outermost(stretches[0][2]) if stretches else self.root
-            for i in range(min(stretches[0][0] if stretches else start + 1, start + 1)):  # the gradients
-                g = grads[i]
-                if type(g) is ndarray and g.base is None:
-                    _made(known, g, outermost)
+            reverse(nodes, acc, start, stretches, self.root)
         finally:
             loc.t_forward = t_fwd - loc.t_start
             loc.t_reverse = _perf() - t_fwd
@@ -262,10 +255,10 @@ class Session(hooks.Session):
 
     def finish(self, tape) -> None:
         """The gradient computation ended (also when ``f`` raised before its reverse pass)."""
-        loc = self.local
+        loc = self.local.state
         if loc.tape is tape:  # no reverse pass
             self._flush(loc, loc.stack[-1])
-            _count_forward(tape.nodes, _stretches(loc.marks, len(tape.nodes)))
+            stretches_of(tape.nodes, loc.marks)
             loc.tape = None
             loc.t_forward = _perf() - loc.t_start
         elif loc.done is not tape:
@@ -283,6 +276,15 @@ class Session(hooks.Session):
                 gc.enable()
 
     # --- the call tree ---
+    def _child(self, parent: CallNode, key, module: str, qualname: str, func) -> CallNode:
+        """The child of ``parent`` for a call key seen there for the first time."""
+        sig = self.signatures.get(key)
+        if sig is None:
+            sig = self._signature(key, module, qualname, func)
+        with self.lock:
+            node = parent.by_key[key] = parent.child(sig)
+        return node
+
     def _signature(self, key, module: str, qualname: str, func) -> Observed:
         """The Observed for a new key (``func``: the user function, None for NumPy's)."""
         with self.lock:
@@ -310,9 +312,9 @@ class Session(hooks.Session):
         n = len(tape.nodes)
         k = loc.charged
         if n > k:
-            marks = loc.marks
-            if not marks or marks[-1][1] is not top:
-                marks.append((k, top))
+            if loc.top is not top:
+                loc.marks.append((k, top))
+                loc.top = top
             top.prims += n - k
             loc.charged = n
 
@@ -333,49 +335,6 @@ class Session(hooks.Session):
             return copy.deepcopy(plain), copy.deepcopy(plain_kw)
         except Exception:  # noqa: BLE001 - arguments that cannot be copied are simply not sampled
             return "uncopyable", None
-
-
-def _stretches(marks: list, n: int) -> list:
-    """The marks as (first, end, CallNode) stretches of the tape, ``end`` exclusive."""
-    return [(k, marks[j + 1][0] if j + 1 < len(marks) else n, top) for j, (k, top) in enumerate(marks)]
-
-
-def _count_forward(nodes: list, stretches: list) -> None:
-    """Charge each stretch's call with the arrays its nodes made (``core.output_of``; views
-    and numbers allocate nothing the advisor counts)."""
-    for lo, hi, top in stretches:
-        allocs = nbytes = 0
-        for node in nodes[lo:hi]:
-            at = node[0].output_at
-            if at is not None:
-                v = node[at]
-                if type(v) is ndarray and v.base is None:
-                    allocs += 1
-                    nbytes += v.nbytes
-        top.fwd_allocs += allocs
-        top.fwd_bytes += nbytes
-
-
-def _outermost(node: CallNode) -> CallNode:
-    """The top-level call above ``node`` (the function handed to ``grad``, when it is the
-    user's): the gradients of the inputs are charged to it."""
-    while node.parent is not None and node.parent.parent is not None:
-        node = node.parent
-    return node
-
-
-def _made(known: dict, g: np.ndarray, owner: CallNode) -> None:
-    """Count a cotangent array the reverse pass made, once: a pullback may hand its own
-    cotangent on to a parent unchanged (``add``'s does), and that is no new array. ``known``
-    holds the arrays counted by weak reference, checked by identity, so an id reused after a
-    cotangent was freed is not mistaken for it."""
-    ref = known.get(id(g))
-    if ref is not None and ref() is g:
-        return
-    known[id(g)] = weakref.ref(g)
-    if g.size:
-        owner.rev_allocs += 1
-        owner.rev_bytes += g.nbytes
 
 
 def _leaves(x):

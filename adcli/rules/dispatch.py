@@ -59,12 +59,12 @@ def dispatch(func):
             stack = _serving.__dict__.setdefault("stack", [])
             stack.append(func)
             try:
-                if session is not None and session.recording():  # a profiler: the call joins its call tree
+                if session is not None:  # a profiler: the call joins its call tree (when it records one)
                     return session.numpy_call(module, qualname, rule.source, rule, True, args, kwargs, func=func)
                 return rule(*args, **kwargs)
             finally:
                 stack.pop()
-        if session is not None and session.recording():
+        if session is not None:  # numpy_call calls func as it is when no gradient is being recorded
             return session.numpy_call(module, qualname, "derived", func, True, args, kwargs, func=func)
         return func(*args, **kwargs)
 
