@@ -118,7 +118,7 @@ def replay(sig, budget: float = 0.2, seed: int = 0) -> Replay:
         if t.outcome is ImportOutcome.AGREES:
             t.rule_s, t.rule_peak_bytes = seconds["import"], peaks["import"]
     result.imports = trials
-    parts = decompose(grad, args)
+    parts = decompose(grad, args, derived_s=result.derived_s)
     result.pullback_s, result.vector_pullback_s, result.work_s = parts.pullback_s, parts.vector_pullback_s, parts.work_s
     result.lean_pullback_s = parts.lean_pullback_s
     result.nodes, result.operations = parts.nodes, parts.operations
