@@ -162,7 +162,7 @@ def _gaussian_log_density(y, means, sigmas):
 
     def pullback(g):
         gz = g * z / sigmas[None, :]  # g * (-d value / d z) / sigma
-        return -np.sum(gz, axis=1), np.sum(gz, axis=0), np.sum(g * (z * z - 1.0), axis=0) / sigmas
+        return lambda: -np.sum(gz, axis=1), np.sum(gz, axis=0), np.sum(g * (z * z - 1.0), axis=0) / sigmas
 
     return value, pullback
 
@@ -284,7 +284,7 @@ def _rk4_step(u, theta, dt):
     def pullback(g):
         gth = [0.0, 0.0, 0.0, 0.0]
         gu0, gu1, gdt = _rk4_vjp(saved, th, dt, *g.tolist(), gth)
-        return np.array([gu0, gu1]), np.array(gth), float(gdt)
+        return np.array([gu0, gu1]), np.array(gth), lambda: float(gdt)
 
     return np.array(out), pullback
 
@@ -321,7 +321,7 @@ def _squared_error(simulated, target):
 
     def pullback(g):
         gu = (2.0 * g) * r
-        return (*simulate_pullback(gu), -gu)
+        return (*simulate_pullback(gu), lambda: -gu)
 
     return np.sum(r**2), pullback
 
@@ -380,8 +380,8 @@ def _stencil_step(u, kappa, vx, vy, dt, dx):
     def pullback(g):
         h = dt * g
         gu = g + _stencil_adjoint(kappa, vx, vy, vx_pos, vy_pos, dx)(h)
-        return (gu, float(np.vdot(h, lap)), -h * dudx, -h * dudy, float(np.vdot(g, rate)),
-                float(np.vdot(h, vx * dudx + vy * dudy - 2.0 * kappa * lap)) / dx)
+        return (gu, float(np.vdot(h, lap)), lambda: -h * dudx, lambda: -h * dudy, lambda: float(np.vdot(g, rate)),
+                lambda: float(np.vdot(h, vx * dudx + vy * dudy - 2.0 * kappa * lap)) / dx)
 
     return value, pullback
 
@@ -403,7 +403,8 @@ def _stencil_simulate(u0, kappa, vx, vy):
         for t in range(steps - 1, -1, -1):
             H[t] = dt * g
             g = g + adjoint(H[t])
-        return g, float(np.vdot(H, laps)), -np.einsum("tij,tij->ij", H, dudxs), -np.einsum("tij,tij->ij", H, dudys)
+        return (g, float(np.vdot(H, laps)), lambda: -np.einsum("tij,tij->ij", H, dudxs),
+                lambda: -np.einsum("tij,tij->ij", H, dudys))
 
     return u, pullback
 
@@ -492,7 +493,8 @@ def _rnn_loss(params, inputs, targets):
         gC[ni:-1] = hs[:-1].reshape(T * B, nh).T @ dzf
         gC[-1] = np.sum(dzf, axis=0)
         cot = {"init hiddens": np.sum(gh, axis=0, keepdims=True), "change": gC, "predict": gP}
-        return {k: cot[k] for k in params}, (dzf @ Wi.T).reshape(T, B, ni), (scale * lp).reshape(targets.shape)
+        return ({k: cot[k] for k in params}, lambda: (dzf @ Wi.T).reshape(T, B, ni),
+                lambda: (scale * lp).reshape(targets.shape))
 
     return value, pullback
 
@@ -506,7 +508,7 @@ def _bayes_log_likelihood(w, b, Z, t, *rest):
 
     def pullback(g):
         gz = g * (t - np.exp(-np.logaddexp(0.0, -z)))  # t - sigmoid(z)
-        return Z.T @ gz, float(np.sum(gz)), np.outer(gz, w), g * z, *_nones(rest)
+        return Z.T @ gz, float(np.sum(gz)), lambda: np.outer(gz, w), lambda: g * z, *_nones(rest)
 
     return value, pullback
 
@@ -564,7 +566,7 @@ def _bayes_f(w, b, X, t):
 
     def pullback(g):
         gw, gb, gZ, gt = pb_ll(g)
-        return gw - (g / sw2) * w, float(gb - g * b / sb2), pb_std(gZ)[0], gt
+        return gw - (g / sw2) * w, float(gb - g * b / sb2), lambda: pb_std(gZ())[0], gt
 
     return prior + ll, pullback
 
@@ -607,6 +609,7 @@ def _bn_mlp_forward(self, params, X):
     value = h @ last["W"] + last["b"]
 
     def backward(g):
+        """The params' cotangents, and X's as a thunk (docs/rules.md: computed when called)."""
         grads = [None] * len(params)
         grads[-1] = {"W": h.T @ g, "b": np.sum(g, axis=0)}
         gh = g @ last["W"].T
@@ -615,9 +618,10 @@ def _bn_mlp_forward(self, params, X):
             ga, ggamma, gbeta = pb(gh * pos)
             cot = {"W": hin.T @ ga, "gamma": ggamma, "beta": gbeta}
             grads[i] = {k: cot[k] for k in params[i]}
-            gh = ga @ params[i]["W"].T
+            if i:
+                gh = ga @ params[i]["W"].T
         grads[-1] = {k: grads[-1][k] for k in last}
-        return grads, gh
+        return grads, lambda: ga @ params[0]["W"].T
 
     return value, backward
 
@@ -678,14 +682,16 @@ def _rbf_parts(kernel_params, x, xp):
 
 
 def _rbf_cov_vjp(W, Kf, diffs, lengthscales):
-    """Cotangents (kernel_params, x, xp) of rbf_covariance given W, the cotangent of its value."""
+    """Cotangents (kernel_params, x, xp) of rbf_covariance given W, the cotangent of its value;
+    x's and xp's as thunks (computed when called: docs/rules.md)."""
     WK = W * Kf
     g_scale = np.sum(WK)
     g_logl = np.einsum("ij,ijd->d", WK, diffs**2)
-    gdiff = -WK[:, :, None] * diffs  # d value / d diffs
-    gx = np.sum(gdiff, axis=1) / lengthscales
-    gxp = -np.sum(gdiff, axis=0) / lengthscales
-    return np.concatenate(([g_scale], g_logl)), gx, gxp
+
+    def gdiff():  # d value / d diffs
+        return -WK[:, :, None] * diffs
+    return (np.concatenate(([g_scale], g_logl)), lambda: np.sum(gdiff(), axis=1) / lengthscales,
+            lambda: -np.sum(gdiff(), axis=0) / lengthscales)
 
 
 def _rbf_covariance(kernel_params, x, xp):
@@ -713,7 +719,7 @@ def _gp_hyper_lml(params, x, y):
         W = (0.5 * g) * (np.outer(alpha, alpha) - Linv.T @ Linv)  # d value / d cov_y_y (symmetric)
         gk, gx, gxp = _rbf_cov_vjp(W, Kf, diffs, lengthscales)
         gparams = np.concatenate(([g * np.sum(alpha), np.trace(W) * np.exp(params[1])], gk))
-        return gparams, gx + gxp, -g * alpha
+        return gparams, lambda: gx() + gxp(), lambda: -g * alpha
 
     return value, pullback
 
@@ -754,8 +760,8 @@ def _logistic_regression(w, b, X, t, lam):
 
     def pullback(g):
         gz = (g / n) * (np.exp(z - sp) - t)  # sigmoid(z) = exp(z - log(1 + exp(z))), stable
-        return (X.T @ gz + (g * lam) * w, float(np.sum(gz)), np.outer(gz, w), (-g / n) * z,
-                float(0.5 * g * np.sum(w**2)))
+        return (X.T @ gz + (g * lam) * w, float(np.sum(gz)), lambda: np.outer(gz, w), lambda: (-g / n) * z,
+                lambda: float(0.5 * g * np.sum(w**2)))
 
     return value, pullback
 
@@ -785,7 +791,7 @@ def _mlp_dict_f(params, X, Y):
         gP = (2.0 * g / D.size) * D
         dz = (gP @ W2.T) * (1.0 - h * h)
         cot = {"W1": X.T @ dz, "b1": np.sum(dz, axis=0), "W2": h.T @ gP, "b2": np.sum(gP, axis=0)}
-        return {k: cot[k] for k in params}, dz @ W1.T, -gP
+        return {k: cot[k] for k in params}, lambda: dz @ W1.T, lambda: -gP
 
     return value, pullback
 

@@ -145,7 +145,8 @@ def rules_module(suggestions, samples: dict, source: str, version: str, script: 
                 f"    ans = {forward}({call_args})\n\n"
                 f"    def pullback(g):\n"
                 f"        # TODO: the cotangents ({cots}) of the arguments for the output cotangent g, each\n"
-                f"        # with its argument's shape and dtype (None for one that is not differentiable).\n"
+                f"        # with its argument's shape and dtype (None for one that is not differentiable),\n"
+                f"        # or a thunk (lambda: ...) computed only when its argument is traced.\n"
                 f"        raise NotImplementedError({('TODO: write the pullback of ' + str(sig))!r})\n\n"
                 f"    return ans, pullback\n"
             )

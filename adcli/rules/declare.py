@@ -2,7 +2,9 @@
 
 A rule is a function ``fwd(*args) -> (ans, pullback)`` on plain values, Mooncake's ``rrule!!``
 shape: ``pullback(g)`` returns one cotangent per argument (``None`` for an argument that is not
-differentiable), each with its argument's structure, shape and dtype. With
+differentiable), each with its argument's structure, shape and dtype, or a thunk (a callable of
+no arguments giving it), which the engine calls only when that argument is traced: a rule does
+not know which of its arguments a program differentiates. With
 ``accumulate=True`` the pullback is ``pullback(g, buffers)`` instead and adds into
 ``buffers[i]`` (a writable array the engine owns) in place, returning nothing: the way the
 engine's own indexing rule avoids allocating a full-size gradient per call.
@@ -145,6 +147,12 @@ def _pb_rule(node, g, acc):
         c = cots[i]
         if c is None:
             raise RuleError(f"the pullback of {rule!r} returned None for argument {i}, which is traced")
+        if callable(c):  # a thunk: computed only for a traced argument, once (ChainRules' @thunk)
+            if type(cots) is not list:
+                cots = list(cots)
+            c = cots[i] = c()
+            if c is None:
+                raise RuleError(f"the pullback of {rule!r} returned a thunk giving None for argument {i}, which is traced")
         primal = plain[i]
         if type(primal) in (tuple, list, dict):  # a pytree argument: pick the leaf
             if i not in flat:
