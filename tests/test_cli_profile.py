@@ -131,6 +131,8 @@ def test_incomplete_profiles_say_so_and_suggest_refuses_or_qualifies(tmp_path):
         " ".join(shown.output.split())
     advice = invoke("suggest", failed)
     assert advice.exit_code == 0 and advice.output.startswith("advice from an INCOMPLETE profile: the program failed")
+    # its own line: a real line break after it, not an escaped one before the headline
+    assert "\\n" not in advice.output.splitlines()[0] and "INCOMPLETE" not in advice.output.splitlines()[-1]
     as_json = CliRunner().invoke(cli, ["suggest", failed, "--format", "json"])
     assert "adcli: warning: advice from an incomplete profile" in as_json.stderr
 

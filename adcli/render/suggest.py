@@ -11,20 +11,27 @@ from .console import capture, console, fitted, left_out
 from .text import md_cell, md_code, md_code_cell, md_line, safe
 
 
-def _caveat(summary) -> str:
-    """What makes the profiles incomplete, as a line above the advice ("" when nothing does)."""
+def _incomplete(summary) -> str:
+    """What makes the profiles incomplete, as it reads in the profiles ("" when nothing does)."""
     problems = summary.get("problems") or []
-    return f"advice from an INCOMPLETE profile: {'; '.join(problems)}\n" if problems else ""
+    return f"advice from an INCOMPLETE profile: {'; '.join(problems)}" if problems else ""
+
+
+def _caveat(summary) -> str:
+    """The same as a terminal line above the advice: escaped, then its line break (the profile's
+    text escaped on its own, so that the break is a real one), or ""."""
+    text = _incomplete(summary)
+    return safe(text) + "\n" if text else ""
 
 
 def _nothing(advice: Advice) -> str | None:
     """The one line to print instead of a table, or None."""
     if not advice.summary["derived"]:
-        return safe(_caveat(advice.summary)) + (
+        return _caveat(advice.summary) + (
             "nothing to suggest: every signature in the profile is already served by a rule "
             "(native, imported or hand-written), none is derived")
     if not advice.shown:
-        return safe(_caveat(advice.summary)) + (
+        return _caveat(advice.summary) + (
             f"nothing to suggest: no rule would save more than its burden "
             f"({advice.summary['derived']} derived signature(s); --all lists them with their reasons)")
     return None
@@ -84,7 +91,7 @@ def render_table(advice: Advice) -> str:
     nothing = _nothing(advice)
     if nothing:
         return nothing
-    parts = [safe(_caveat(advice.summary) + _headline(advice.summary))]
+    parts = [safe(_headline(advice.summary))]
     for title, shown in _tiers(advice):
         # the signature wraps and low-value columns go first on a narrow terminal: numbers stay whole
         table, dropped = fitted(HEADERS, list(_rows(shown)), flexible=2, drop_order=_DROP, left=(1, 2),
@@ -98,7 +105,9 @@ def render_table(advice: Advice) -> str:
         # wrapped to the terminal, each reason indented under its bullet
         reasons += [textwrap.fill(safe(r), width, initial_indent="   - ", subsequent_indent="     ",
                                   break_on_hyphens=False) for r in s.reasons]
-    head = textwrap.fill(parts[0], width, break_on_hyphens=False) if "\n" not in parts[0] else parts[0]
+    caveat = _caveat(advice.summary)
+    head = (textwrap.fill(caveat, width, break_on_hyphens=False) + "\n" if caveat else "") + \
+        textwrap.fill(parts[0], width, break_on_hyphens=False)
     return "\n".join([head] + parts[1:]) + "\n" + "\n".join(reasons)
 
 
@@ -106,7 +115,7 @@ def render_markdown(advice: Advice) -> str:
     nothing = _nothing(advice)
     if nothing:
         return nothing
-    caveat = _caveat(advice.summary).strip()
+    caveat = _incomplete(advice.summary)
     lines = ([f"> **{md_line(caveat)}**", ""] if caveat else []) + [f"**{md_line(_headline(advice.summary))}**"]
     for title, shown in _tiers(advice):
         lines += ["", f"*{md_line(title)}*", "", "| " + " | ".join(COLUMNS) + " |",
