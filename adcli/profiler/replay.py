@@ -203,11 +203,8 @@ def _what_if_rules(stats: SignatureStats, setup) -> dict:
     types = stats.signature.key
     target = fn if stats.kind == "numpy" else f"{stats.signature.module}:{stats.signature.qualname}"
 
-    def minimal(*a, **k):
-        return fn(*a, **k), lambda g: tuple(zeros_like_tree(v) if i in argnums else None for i, v in enumerate(a))
-
     try:
-        [out["floor"]] = register(target, types, minimal, source="hand-written", origin="adcli replay: floor")
+        [out["floor"]] = register(target, types, _minimal(fn, argnums), source="hand-written", origin="adcli replay: floor")
         remove_rule(out["floor"])
     except (AdcliError, ValueError):
         out["floor"] = None
@@ -244,15 +241,20 @@ def _floor_rule(sig, fn, argnums):
     so an import is compared with it like for like, and a hand-written rule's cost is estimated
     on top of it. A user function has none here: its rules are served through dispatch points,
     which the replay does not rebuild."""
-    def minimal(*a, **k):
-        return fn(*a, **k), lambda g: tuple(zeros_like_tree(v) if i in argnums else None for i, v in enumerate(a))
-
     try:
-        [rule] = register(fn, sig.signature.key, minimal, source="hand-written", origin="adcli replay: allocation baseline")
+        [rule] = register(fn, sig.signature.key, _minimal(fn, argnums), source="hand-written",
+                          origin="adcli replay: allocation baseline")
     except AdcliError:
         return None
     remove_rule(rule)
     return rule
+
+
+def _minimal(fn, argnums):
+    """The least a rule for ``fn`` can do: its primal, and zero gradients for ``argnums``."""
+    def minimal(*a, **k):
+        return fn(*a, **k), lambda g: tuple(zeros_like_tree(v) if i in argnums else None for i, v in enumerate(a))
+    return minimal
 
 
 def zeros_like_tree(a):
