@@ -50,11 +50,23 @@ def reverse(nodes: list, acc, start: int, stretches: list, root) -> None:
     # cotangent on unchanged: add's does), by id, held so that an id is not reused while it is
     # here; each is let go once nothing but this loop holds it (see _HELD).
     known: dict = {}
-    t_prev = _perf()  # one clock reading per stretch: each stretch's time runs from the previous one
-    for lo, hi, owner in reversed(stretches):
-        if lo > start:
-            continue
-        for i in range((hi if hi <= start else start + 1) - 1, lo - 1, -1):
+    # One loop over the nodes, from start down to the first stretch's first node; crossing into
+    # the stretch below reads the clock once and charges the time since the last reading.
+    k = len(stretches) - 1
+    while k >= 0 and stretches[k][0] > start:
+        k -= 1
+    if k >= 0:
+        lo, _, owner = stretches[k]
+        first = stretches[0][0]
+        t_prev = _perf()
+        for i in range(start, first - 1, -1):
+            if i < lo:  # into the stretch below
+                t = _perf()
+                owner.rev += t - t_prev
+                t_prev = t
+                while i < lo:  # (every stretch has nodes: a mark is made only for new ones)
+                    k -= 1
+                    lo, _, owner = stretches[k]
             g = grads[i]
             if g is None:
                 continue
@@ -62,20 +74,18 @@ def reverse(nodes: list, acc, start: int, stretches: list, root) -> None:
             node = nodes[i]
             nodes[i] = False  # as engine.tape.backward: its kept values are freed as the pass goes
             if type(g) is ndarray and g.base is None:
-                k = id(g)
-                if k not in known:
-                    known[k] = g
+                key = id(g)
+                if key not in known:
+                    known[key] = g
                     if g.size:
                         owner.rev_allocs += 1
                         owner.rev_bytes += g.nbytes
                 node[0](node, g, acc)
                 if _refcount(g) <= _HELD:  # no slot holds it: it cannot come back
-                    del known[k]
+                    del known[key]
             else:
                 node[0](node, g, acc)
-        t = _perf()
-        owner.rev += t - t_prev
-        t_prev = t
+        owner.rev += _perf() - t_prev
     outermost = _outermost(stretches[0][2]) if stretches else root
     for i in range(min(stretches[0][0] if stretches else start + 1, start + 1)):  # the gradients
         g = grads[i]
