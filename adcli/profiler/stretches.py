@@ -29,8 +29,7 @@ def stretches_of(nodes: list, marks: list) -> list:
     out = []
     for (lo, top), hi in zip(marks, ends):
         out.append((lo, hi, top))
-        for i in range(lo, hi):
-            node = nodes[i]
+        for node in nodes[lo:hi]:  # a slice: faster per node than indexing
             at = node[0].output_at
             if at is not None:
                 v = node[at]
