@@ -149,3 +149,29 @@ def test_the_reverse_pass_lets_each_cotangent_go_once_it_is_used():
         y = np.sin(y)
     np.testing.assert_allclose(g, expected)
     assert len(seen) == 6
+
+
+def test_calls_served_by_another_source_are_counted_apart():
+    # the first call's source is the signature's; calls another source serves (a rule registered
+    # while the program runs) are counted apart, and the first source keeps the rest
+    import datetime
+
+    from adcli.profiler.api import run_meta
+    from adcli.profiler.build import build
+    from adcli.rules import register, unregister
+
+    x = np.linspace(0.1, 1.0, 4)
+    session = Session()
+    f = adcli.value_and_grad(lambda v: np.sum(np.cumsum(v)))
+    run_with_profile_hook(session, lambda: f(x))
+    run_with_profile_hook(session, lambda: f(x))
+    register(np.cumsum, ("f64[1d]",), lambda v: (np.cumsum(v), lambda g: (np.cumsum(g[::-1])[::-1],)))
+    try:
+        run_with_profile_hook(session, lambda: f(x))
+    finally:
+        unregister(np.cumsum)
+    profile, _ = build(session, run_meta(session, ["test"], datetime.datetime.now(), 0, False))
+    [stats] = [s for s in profile.signatures if s.signature.qualname == "cumsum"]
+    assert stats.calls == 3
+    assert stats.served_counts == {"native": 2, "hand-written": 1}
+    assert stats.served_by == "native"
