@@ -60,39 +60,37 @@ def describe(x) -> str:
         nd = x.ndim
         key = (x.dtype, nd, True, False) if nd <= 1 else (x.dtype, nd, x.flags.c_contiguous, x.flags.f_contiguous)
         text = _ARRAYS.get(key)
-        if text is None:
-            text = _array_text(*key)
-            if len(_ARRAYS) < 4096:
-                _ARRAYS[key] = text
-        return text
+        return text if text is not None else remember(_ARRAYS, key, _array_text(*key))
     if isinstance(x, np.generic):
         text = dtype_code(x.dtype)
-        if x.dtype.kind in "fciub" and len(_FIXED) < 4096:  # one code per type (not so for str_, datetime64)
-            _FIXED[t] = text
-        return text
+        # one code per type for the numeric kinds (not so for str_, datetime64: their dtypes vary)
+        return remember(_FIXED, t, text) if x.dtype.kind in "fciub" else text
     if t is tuple or t is list:
-        parts = (t, *[describe(v) for v in x]) if len(x) <= _MAX_ITEMS else None
-        text = _SEQUENCES.get(parts) if parts is not None else None
-        if text is None:
-            text = f"{t.__name__}({_items(x)})"
-            if parts is not None and len(_SEQUENCES) < 4096:  # short ones cached by their parts, as dicts
-                _SEQUENCES[parts] = text
-        return text
+        parts = [describe(v) for v in x]
+        if len(parts) > _MAX_ITEMS:
+            return f"{t.__name__}({_items(parts)})"
+        key = (t, *parts)  # short ones cached by their parts, as dicts
+        text = _SEQUENCES.get(key)
+        return text if text is not None else remember(_SEQUENCES, key, f"{t.__name__}({_items(parts)})")
     if t is dict:  # the text cached by its parts: a program passes the same dict of parameters to every call
         parts = tuple([(_key(k), describe(val)) for k, val in x.items()])
         text = _DICTS.get(parts)
-        if text is None:
-            text = "dict{" + ", ".join(f"{k}: {d}" for k, d in parts) + "}"
-            if len(_DICTS) < 4096:
-                _DICTS[parts] = text
-        return text
+        return text if text is not None else remember(_DICTS, parts, "dict{" + ", ".join(f"{k}: {d}" for k, d in parts) + "}")
     if isinstance(x, (FunctionType, BuiltinFunctionType, MethodType, np.ufunc)) or (callable(x) and not isinstance(x, type)):
         return f"fn({_dotted(x)})"
     if isinstance(x, type):
         return f"type({_dotted(x)})"
     if isinstance(x, tuple):  # namedtuple
-        return f"{_dotted(t)}({_items(x)})"
+        return f"{_dotted(t)}({_items([describe(v) for v in x])})"
     return f"obj({_dotted(t)})"
+
+
+def remember(table: dict, key, text):
+    """``text`` (a descriptor, or a tuple of them), kept in ``table`` under ``key`` while the
+    table is under 4096 entries (the descriptor caches: bounded whatever a program passes)."""
+    if len(table) < 4096:
+        table[key] = text
+    return text
 
 
 ndarray = np.ndarray
@@ -112,8 +110,8 @@ def _array_text(dtype, nd: int, c_contiguous: bool, f_contiguous: bool) -> str:
     return f"{code}[{nd}d,strided]"
 
 
-def _items(seq) -> str:
-    parts = [describe(v) for v in seq]
+def _items(parts: list) -> str:
+    """A sequence's item descriptors joined: ``f64[1d]*4`` for a long uniform one."""
     if len(parts) > 3 and len(set(parts)) == 1:
         return f"{parts[0]}*{len(parts)}"
     if len(parts) > _MAX_ITEMS:
@@ -133,11 +131,7 @@ def _key(k) -> str:
     key by its type, ``<module.Type>`` (a repr could be anything)."""
     if type(k) is str:  # the usual key: its text cached (a pattern match per key per call adds up)
         text = _KEYS.get(k)
-        if text is None:
-            text = k if IDENT.fullmatch(k) else repr(k)
-            if len(_KEYS) < 4096:
-                _KEYS[k] = text
-        return text
+        return text if text is not None else remember(_KEYS, k, k if IDENT.fullmatch(k) else repr(k))
     if isinstance(k, str) and IDENT.fullmatch(k):
         return k
     if type(k) in (str, int, float, bool) or k is None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .descriptors import IDENT, NAME_PART, Parser, describe, shown
+from .descriptors import IDENT, NAME_PART, Parser, describe, remember, shown
 
 
 def signature_key(args: tuple, kwargs: dict) -> tuple:
@@ -23,10 +23,8 @@ def signature_key(args: tuple, kwargs: dict) -> tuple:
         # builds a key for every call it sees, and sorting and formatting it each time adds up
         parts = (tuple(kwargs), *[describe(v) for v in kwargs.values()])
         text = _KEYWORDS.get(parts)
-        if text is None:
-            text = tuple(f"{k}={d}" for k, d in sorted(zip(parts[0], parts[1:])))  # by name
-            if len(_KEYWORDS) < 4096:
-                _KEYWORDS[parts] = text
+        if text is None:  # sorted by name
+            text = remember(_KEYWORDS, parts, tuple(f"{k}={d}" for k, d in sorted(zip(parts[0], parts[1:]))))
         key += text
     return key
 
