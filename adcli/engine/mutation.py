@@ -124,7 +124,7 @@ def _add_rows(buf, idx, g):
 # --- views: NumPy's semantics for writes ----------------------------------------------------
 #
 # Every traced value that shares memory with a traced array is a *view* of that array's root
-# (``viewing`` below marks it: ``t.root``, and ``t.redo(root)`` re-applies the operations that
+# (``viewing`` below marks it: ``t._root``, and ``t._redo(root)`` re-applies the operations that
 # made it). A write into the root (assignment, in-place operator, np.copyto, a ufunc's out=)
 # updates the root's tracer and then re-derives every live view from the new value, so each
 # sees the write as it does in NumPy. A write into a view is a write into its root at the
@@ -135,9 +135,9 @@ def _add_rows(buf, idx, g):
 
 def note_view(root: Tracer, view: Tracer) -> None:
     """Remember (weakly) that ``view`` shares ``root``'s memory."""
-    views = getattr(root, "views", None)
+    views = root._views
     if views is None:
-        views = root.views = []
+        views = root._views = []
     elif len(views) > 8:
         views[:] = [r for r in views if r() is not None]
     views.append(weakref.ref(view))
@@ -149,13 +149,13 @@ def viewing(x, t, redo):
     the root array after a write into it so that the view sees the write."""
     if (isinstance(t, Tracer) and type(t.value) is ndarray and t.value.base is not None and type(x.value) is ndarray
             and _shares(t.value, x.value)):
-        root = getattr(x, "root", None)
+        root = x._root
         if root is None:
-            t.root, t.redo = x, redo
+            t._root, t._redo = x, redo
         else:
-            inner = x.redo
-            t.root, t.redo = root, lambda r: redo(inner(r))
-        note_view(t.root, t)
+            inner = x._redo
+            t._root, t._redo = root, lambda r: redo(inner(r))
+        note_view(t._root, t)
     return t
 
 
@@ -171,20 +171,20 @@ def _shares(view: ndarray, x: ndarray) -> bool:
 
 def refresh_views(root: Tracer) -> None:
     """After a write into ``root``, make every live view of it see the new value."""
-    views = getattr(root, "views", None)
+    views = root._views
     if not views:
         return
     live = [v for v in (r() for r in views) if v is not None]
     for v in live:
-        new = v.redo(root)
+        new = v._redo(root)
         v.value, v.idx = new.value, new.idx
-    root.views = [weakref.ref(v) for v in live]
+    root._views = [weakref.ref(v) for v in live]
 
 
 def _write_through(t: Tracer, idx, v, action: str) -> None:
     """``t[idx] = v`` for a view ``t``: the same write into t's root, at the positions that the
     elements of ``t[idx]`` occupy in the root."""
-    root = t.root
+    root = t._root
     _check_target(root, action, "a view of ")
     setitem(root, _positions(root.value, t.value, idx, action), v)
 
@@ -267,7 +267,7 @@ def setitem(t: Tracer, idx, v) -> None:
         raise TracingError(
             f"assigning a list of traced values at {user_location(3)}: use np.stack(...) to make one traced array first"
         )
-    if getattr(t, "root", None) is not None:
+    if t._root is not None:
         _write_through(t, idx, v, "assignment")
         return
     _check_target(t, "assignment")
@@ -372,13 +372,13 @@ def inplace(t: Tracer, op, other):
     and views of it see the change."""
     if type(t.value) is not ndarray:
         return op(t, other)
-    if getattr(t, "root", None) is not None and sys.getrefcount(t) <= _TEMPORARY_VIEW_REFS:
+    if t._root is not None and sys.getrefcount(t) <= _TEMPORARY_VIEW_REFS:
         # y[0:2] += v: Python computes tmp = y[0:2]; tmp += v; y[0:2] = tmp. The view is a
         # temporary, so the new value can be returned and the assignment that follows writes it.
         return op(t, other)
     if not t.value.flags.writeable:
         raise ValueError("output array is read-only")
-    if getattr(t, "root", None) is None:
+    if t._root is None:
         _check_target(t, "in-place operator")
     new = op(t, other)  # the right-hand side is read before the write, as NumPy buffers overlaps
     if not isinstance(new, Tracer):
@@ -389,7 +389,7 @@ def inplace(t: Tracer, op, other):
                 f"non-broadcastable output operand with shape {t.value.shape} doesn't match the broadcast shape {new.value.shape}"
             )
         new = new.astype(t.value.dtype)
-    if getattr(t, "root", None) is not None:
+    if t._root is not None:
         _write_through(t, Ellipsis, new, "in-place operator")
         return t
     value = new.value

@@ -254,7 +254,7 @@ def _unsupported_method(name):
 
 
 def _missing_attribute(self, name):
-    if name.startswith("__") or name in ("root", "redo", "views"):  # unset slots read with getattr(t, name, None)
+    if name.startswith("__"):
         raise AttributeError(name)
     raise UnsupportedError(
         f"ndarray attribute {name!r} is not supported on traced values (at {user_location(2)}); "
