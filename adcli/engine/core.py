@@ -322,7 +322,7 @@ def apply(prim: Primitive, *args, **kwargs):
     ans = prim.fwd(*vals, **kwargs)
     if tape is None or not parents:
         return ans
-    return _record_general(prim, tape, parents, ans, args, vals, kwargs)
+    return record_general(prim, tape, parents, ans, args, vals, kwargs)
 
 
 def record_result(prim: Primitive, ans, args: tuple, kwargs: dict):
@@ -332,7 +332,7 @@ def record_result(prim: Primitive, ans, args: tuple, kwargs: dict):
     tape, parents, vals = _parents(prim, args)
     if tape is None or not parents:
         return ans
-    return _record_general(prim, tape, parents, ans, args, vals, kwargs)
+    return record_general(prim, tape, parents, ans, args, vals, kwargs)
 
 
 def _parents(prim, args):
@@ -352,7 +352,7 @@ def _parents(prim, args):
     return tape, parents, vals
 
 
-def _record_general(prim, tape, parents, ans, args, vals, kwargs):
+def record_general(prim, tape, parents, ans, args, vals, kwargs):
     kept_ans = ans
     if prim.reads:
         vals = [kept(v) if v is a else v for v, a in zip(vals, args)]  # the plain ones

@@ -20,6 +20,8 @@ from .mutation import viewing
 from .registry import defnative
 from .rules_elementwise import defufunc
 
+ndarray = np.ndarray
+
 
 def _val(x):
     return x.value if isinstance(x, Tracer) else x
@@ -53,6 +55,8 @@ def _promote(g, a, b):
 # Vector operands take direct forms: a matrix product with a length-1 axis ((n,1) @ (1,1))
 # misses BLAS and costs 10-30x the elementwise product it amounts to.
 def _matmul_da(g, ans, a, b):
+    if type(b) is ndarray and type(g) is ndarray and b.ndim == 2 and g.ndim == 2:  # matrices: the usual case
+        return g @ b.T
     na, nb = np.ndim(a), np.ndim(b)
     if na == 1 and nb == 1:  # (n) @ (n) -> ()
         return np.multiply(g, b)
@@ -66,6 +70,8 @@ def _matmul_da(g, ans, a, b):
 
 
 def _matmul_db(g, ans, a, b):
+    if type(a) is ndarray and type(g) is ndarray and a.ndim == 2 and g.ndim == 2:  # matrices: the usual case
+        return a.T @ g
     na, nb = np.ndim(a), np.ndim(b)
     if na == 1 and nb == 1:
         return np.multiply(g, a)

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ..errors import UnsupportedError
-from .core import Primitive, Tracer, apply
+from .core import Primitive, Tracer, apply, record_general
 from .registry import defnative
 
 
@@ -179,7 +179,12 @@ def reduce_call(prim, name, x, axis=None, dtype=None, out=None, keepdims=False, 
         raise UnsupportedError(f"{name}(..., where=...) on a traced value: multiply by the mask or use np.where first")
     if dtype is not None and isinstance(x, Tracer):
         x = x.astype(dtype)
-    ans = apply(prim, x, axis=_hashable(axis), keepdims=bool(keepdims))
+    kwargs = {"axis": _hashable(axis), "keepdims": bool(keepdims)}
+    if isinstance(x, Tracer):  # the usual call: apply's search for the traced arguments, inline
+        xv = x.value
+        ans = record_general(prim, x.tape, ((0, x.idx),), prim.fwd(xv, **kwargs), (x,), [xv], kwargs)
+    else:
+        ans = apply(prim, x, **kwargs)
     if initial is not np._NoValue:
         if prim is SUM:
             ans = ans + initial

@@ -3,6 +3,8 @@ where, clip, sort, ... (assignment lives in engine.mutation)."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ..errors import UnsupportedError
@@ -230,7 +232,7 @@ def _concatenate(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     vals = [np.asarray(_val(a)) for a in arrays]
     ans = np.concatenate(vals, axis=axis, dtype=dtype)
     axis = int(axis) % ans.ndim
-    bounds = np.concatenate([[0], np.cumsum([v.shape[axis] for v in vals])]).tolist()
+    bounds = [0, *itertools.accumulate(v.shape[axis] for v in vals)]  # Python ints: ~10x cheaper than np.cumsum here
     parents = tuple((k, a.idx) for k, a in enumerate(arrays) if isinstance(a, Tracer))
     tape = _one_tape(arrays)
     return record(tape, (_pb_concat, parents, bounds, axis, ans), ans)
