@@ -179,12 +179,16 @@ class Seconds(click.ParamType):
                    f"most {REPLAY_CAP_S:g} s; signatures left when it runs out are not replayed (and are named).")
 @click.option("--sample-budget", type=Size(), default=human_bytes(DEFAULT_SAMPLE_BUDGET).replace(" ", ""),
               show_default=True, help="Bytes of sample inputs kept in all (0: none; replays need samples).")
+@click.option("--every-gradient", is_flag=True,
+              help="Record every gradient in full (default: the first of each function handed to grad, then as many "
+                   "as keep the profiler's extra time within 10% of the gradient time; the rest are timed whole and "
+                   "the figures scaled to all).")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 @click.argument("script", required=False)
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def profile(module, output, rules_files, include, exclude, top, sort, no_replay, replay_budget, sample_budget, force,
-            script, args) -> None:
-    """Run SCRIPT (or -m MODULE) and profile every gradient it takes.
+def profile(module, output, rules_files, include, exclude, top, sort, no_replay, replay_budget, sample_budget,
+            every_gradient, force, script, args) -> None:
+    """Run SCRIPT (or -m MODULE) and profile the gradients it takes.
 
     Options after SCRIPT belong to the script, as with cProfile and pyinstrument.
     """
@@ -194,7 +198,8 @@ def profile(module, output, rules_files, include, exclude, top, sort, no_replay,
     with progress_callback() as progress:
         done = app.profile(target, argv, module=module is not None, output=output, rules=rules_files,
                            include=include, exclude=exclude, replays=not no_replay, force=force, top=top, sort=sort,
-                           sample_budget=sample_budget, progress=progress, replays_total=replay_budget)
+                           sample_budget=sample_budget, progress=progress, replays_total=replay_budget,
+                           every_gradient=every_gradient)
     report_error(done.run)
     data = done.view.profile
     _out(render(done.view, "table"))

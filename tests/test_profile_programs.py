@@ -53,3 +53,20 @@ def test_an_interrupt_during_the_replays_exits_130(tmp_path, monkeypatch):
     assert res.exit_code == 130, res.output
     data = json.loads(open(out).read())
     assert data["partial"] is True and data["exit_status"] == 130
+
+
+# gradient sampling under threads: four threads' gradients of one function, scaled exactly
+@pytest.mark.parametrize("every", [False, True])
+def test_threads_gradients_sampled_or_all_count_every_call(tmp_path, every):
+    flags = ["--every-gradient"] if every else []
+    res = run_adcli("profile", "--no-replay", *flags, "-o", "p.json", script("threads.py"), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr[-2000:]
+    data = json.loads((tmp_path / "p.json").read_text())
+    totals = data["totals"]
+    assert totals["gradients"] == 200
+    assert (totals["profiled_gradients"] == 200) if every else (1 <= totals["profiled_gradients"] < 200)
+    calls = {s["signature"]: s["calls"] for s in data["signatures"]}
+    # 200 gradients of loss: inner once, and np.sum twice (once in each)
+    assert calls["__main__.loss(f64[1d])"] == calls["__main__.inner(f64[1d])"] == 200
+    assert calls["numpy.sum(f64[1d])"] == 400
+    assert ("recorded in full" in res.stdout) is not every

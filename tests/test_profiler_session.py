@@ -161,7 +161,7 @@ def test_calls_served_by_another_source_are_counted_apart():
     from adcli.rules import register, unregister
 
     x = np.linspace(0.1, 1.0, 4)
-    session = Session()
+    session = Session(every_gradient=True)  # each gradient's calls, counted as they were served
     f = adcli.value_and_grad(lambda v: np.sum(np.cumsum(v)))
     run_with_profile_hook(session, lambda: f(x))
     run_with_profile_hook(session, lambda: f(x))

@@ -37,12 +37,12 @@ class LiveProfile:
 
     def __init__(self, *, replays: bool = True, replay_budget: float = 0.2,
                  replays_total: float | str | None = DEFAULT_REPLAYS_TOTAL, include=(), exclude=(),
-                 sample_budget: int = DEFAULT_SAMPLE_BUDGET) -> None:
+                 sample_budget: int = DEFAULT_SAMPLE_BUDGET, every_gradient: bool = False) -> None:
         self.replays = replays
         self.replay_budget = replay_budget
         self.replays_total = replays_total
         self._session_args = dict(include=tuple(include), exclude=tuple(exclude), root_dir=os.getcwd(),
-                                  sample_budget=sample_budget)
+                                  sample_budget=sample_budget, every_gradient=every_gradient)
         self.profile: Profile | None = None
         self._samples: dict = {}
 

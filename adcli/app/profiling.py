@@ -36,11 +36,11 @@ class ProfileRun:
 def profile(target: str, argv: list, *, module: bool = False, output: str = "adcli-profile.json", rules=(),
             include=(), exclude=(), replays: bool = True, force: bool = False, top: int = 10, sort: str = "time",
             sample_budget: int = DEFAULT_SAMPLE_BUDGET, progress=None,
-            replays_total: float | str | None = DEFAULT_REPLAYS_TOTAL) -> ProfileRun:
+            replays_total: float | str | None = DEFAULT_REPLAYS_TOTAL, every_gradient: bool = False) -> ProfileRun:
     """Run ``target`` under the profiler and save its profile (see profiler.api.profile_program)."""
     data, run = profile_program(target, argv, module=module, output=output, rules=rules, include=include,
                                 exclude=exclude, replays=replays, force=force, sample_budget=sample_budget,
-                                progress=progress, replays_total=replays_total)
+                                progress=progress, replays_total=replays_total, every_gradient=every_gradient)
     return ProfileRun(ProfileView(data, top, sort), run, output)
 
 

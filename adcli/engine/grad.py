@@ -86,7 +86,7 @@ def _differentiate(f: Callable, argnums, cotangent) -> Callable:
         library.enter()  # SciPy's Python functions with rules, patched from the first gradient on (engine.library)
         try:
             if session is not None:
-                session.start(tape, f)
+                session.start(tape, f, args, kwargs)
             lists.enter()  # np.array([...]) of traced values, while f records (engine.lists)
             try:
                 out = f(*args, **kwargs)

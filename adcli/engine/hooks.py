@@ -2,7 +2,8 @@
 
 When a :class:`Session` is installed (``install``), the engine calls it at four places:
 
-* ``start(tape, f)`` when ``grad``/``value_and_grad`` begins recording ``f`` on ``tape``;
+* ``start(tape, f, args, kwargs)`` when ``grad``/``value_and_grad`` begins recording ``f`` on
+  ``tape``, called with ``args`` (the differentiated ones traced) and ``kwargs``;
 * ``numpy_call(module, qualname, source, fn, spread, args, kwargs, func=None)`` when a NumPy
   function is dispatched, or a rule serves a user function's dispatch point (``source``: native, derived, imported or
   hand-written; ``func``: the user function); it must return ``fn(*args, **kwargs)`` when
@@ -29,7 +30,7 @@ _session = None
 class Session:
     """The default behaviour of every hook; a profiler overrides what it measures."""
 
-    def start(self, tape, f) -> None:
+    def start(self, tape, f, args=(), kwargs=None) -> None:
         pass
 
     def numpy_call(self, module: str, qualname: str, source: str, fn, spread: bool, args: tuple, kwargs: dict,

@@ -60,7 +60,7 @@ def profile_program(target: str, argv: list, *, module: bool = False, output: st
                     rules: tuple = (), include: tuple = (), exclude: tuple = (), replays: bool = True,
                     replay_budget: float = 0.2, force: bool = False, progress=None,
                     replays_total: float | str | None = DEFAULT_REPLAYS_TOTAL,
-                    sample_budget: int = DEFAULT_SAMPLE_BUDGET) -> tuple[Profile, RunResult]:
+                    sample_budget: int = DEFAULT_SAMPLE_BUDGET, every_gradient: bool = False) -> tuple[Profile, RunResult]:
     """Run ``target`` (a script path, or a module with ``module=True``) under the profiler,
     replay its costly signatures, and save the profile to ``output`` (+ ``.npz``).
 
@@ -80,7 +80,8 @@ def profile_program(target: str, argv: list, *, module: bool = False, output: st
     check_writable(sidecar(output), force, what=f" (the sample file of {output}), or -o to write elsewhere")
     load_rules(rules)
     root = os.getcwd() if module else os.path.dirname(os.path.abspath(target))
-    session = Session(include=include, exclude=exclude, root_dir=root, sample_budget=sample_budget)
+    session = Session(include=include, exclude=exclude, root_dir=root, sample_budget=sample_budget,
+                      every_gradient=every_gradient)
     started = datetime.datetime.now(datetime.timezone.utc)
     command = [("-m " if module else "") + target, *argv]
 

@@ -15,7 +15,7 @@ def build(session: Session, meta: dict) -> tuple[Profile, dict]:
     # Each frame: (session node, its CallTree, the ids of the signatures open above it).
     out_root = CallTree(sig=0)
     order: list = []
-    stack = [(session.root, out_root, frozenset())]
+    stack = [(session.root, out_root, frozenset())]  # (scaled to every gradient: profiler.sampling)
     while stack:
         node, tree, above = stack.pop()
         order.append((node, tree, above))
@@ -58,13 +58,13 @@ def build(session: Session, meta: dict) -> tuple[Profile, dict]:
     for sig_id in sorted(stats):
         s = stats[sig_id]
         obs = session.by_id[sig_id]
-        s.served_counts = dict(obs.served)
+        s.served_counts = _scaled(obs.served, s.calls)
         s.served_by = max(obs.served, key=obs.served.get) if obs.served else "derived"
         s.sample = _sample(obs, arrays)
         s.traced = None if obs.traced is None else list(obs.traced)
         s.output = obs.output
         signatures.append(s)
-    totals = Totals(session.gradients, session.forward_s, session.reverse_s)
+    totals = Totals(session.gradients, session.forward_s, session.reverse_s, session.profiled_gradients)
     return Profile(totals=totals, signatures=signatures, tree=out_root, **meta), arrays
 
 
@@ -76,3 +76,15 @@ def _sample(obs, arrays: dict) -> Sample | None:
     return Sample([encode(a, f"{prefix}_a{i}", arrays) for i, a in enumerate(obs.sample)],
                   {k: encode(v, f"{prefix}_k{j}", arrays) for j, (k, v) in enumerate((obs.sample_kwargs or {}).items())})
 
+
+
+def _scaled(served: dict, calls: int) -> dict:
+    """Calls per rule source, counted in the gradients recorded in full, as shares of the
+    signature's calls in all of them (the same counts when every gradient was recorded)."""
+    seen = sum(served.values())
+    if not seen or seen == calls:
+        return dict(served)
+    out = {k: round(v * calls / seen) for k, v in served.items()}
+    top = max(out, key=out.get)
+    out[top] += calls - sum(out.values())  # rounding: the shares add up to the calls
+    return out

@@ -20,6 +20,7 @@ from ..engine.signature import Signature
 from ..errors import AdcliError
 from ..units import safe
 from .fields import CHECKS, KIND_NAMES, MAX_COUNT, is_count, is_int, is_pair
+from .measures import Allocs, Totals
 from .replay_model import DECOMPOSITION, ImportOutcome, ImportTrial, Replay
 from .samples import malformed
 
@@ -32,29 +33,6 @@ OUTPUTS = ("value", "tuple", "list", "dict", "None", "object")  # session.output
 
 class ProfileError(AdcliError):
     """A profile file is missing, corrupt, truncated, foreign, or from a newer adcli."""
-
-
-@dataclass
-class Allocs:
-    """Arrays the engine stored: (count, bytes) in the forward and in the reverse pass."""
-
-    forward: tuple = (0, 0)
-    reverse: tuple = (0, 0)
-
-    @property
-    def count(self) -> int:
-        return self.forward[0] + self.reverse[0]
-
-    @property
-    def bytes(self) -> int:
-        return self.forward[1] + self.reverse[1]
-
-    def __add__(self, other: "Allocs") -> "Allocs":
-        return Allocs((self.forward[0] + other.forward[0], self.forward[1] + other.forward[1]),
-                      (self.reverse[0] + other.reverse[0], self.reverse[1] + other.reverse[1]))
-
-    def to_json(self) -> dict:
-        return {"forward": list(self.forward), "reverse": list(self.reverse)}
 
 
 @dataclass
@@ -143,21 +121,6 @@ class CallTree(Measured):
             me = len(out) - 1
             stack.extend((c, me) for c in reversed(node.children))
         return out
-
-
-@dataclass
-class Totals:
-    gradients: int = 0
-    forward_s: float = 0.0
-    reverse_s: float = 0.0
-
-    @property
-    def gradient_s(self) -> float:
-        return self.forward_s + self.reverse_s
-
-    def to_json(self) -> dict:
-        return {"gradients": self.gradients, "forward_s": self.forward_s, "reverse_s": self.reverse_s,
-                "gradient_s": self.gradient_s}
 
 
 REPLAYS = ("done", "skipped", "interrupted")
@@ -269,7 +232,9 @@ class _Reader:
         self.version = version
         t = self.get(data, "totals", dict, "")
         totals = Totals(self.get(t, "gradients", int, "totals."), self.get(t, "forward_s", float, "totals."),
-                        self.get(t, "reverse_s", float, "totals."))
+                        self.get(t, "reverse_s", float, "totals."), self.get(t, "profiled_gradients", int, "totals.", None))
+        if totals.profiled_gradients is not None and not 0 <= totals.profiled_gradients <= totals.gradients:
+            self.fail("field 'totals.profiled_gradients'", "must be between 0 and 'totals.gradients'")
         raw = self.get(data, "signatures", list, "")
         signatures = [self.signature(s, f"signatures[{i}].") for i, s in enumerate(raw)]
         ids = {s.id for s in signatures}

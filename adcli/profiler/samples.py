@@ -3,9 +3,13 @@ strings inline, containers item by item; anything else is described and left out
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from ..engine.descriptors import describe
+from ..engine.grad import stop_gradient
+from ..engine.pytree import flatten
 
 # NumPy scalars a sample stores inline: those whose .item() is a JSON number or bool
 SCALAR_DTYPES = {np.dtype(c).name for c in "?bhilqBHILQefd"}
@@ -86,3 +90,21 @@ def malformed(e) -> str | None:
         if not ok:
             return where
     return None
+
+
+def capture(args, kwargs, limit: int, budget: int):
+    """(a copy of a call's arguments, of its keywords, their bytes) with traced values by their
+    plain value, or a marker instead of the arguments when they are too big to keep: more than
+    ``limit`` elements for this call, or more than the ``budget`` bytes the samples have left."""
+    try:
+        plain = stop_gradient(list(args))
+        plain_kw = stop_gradient(dict(kwargs))
+        arrays = [v for v in flatten(plain)[0] + flatten(plain_kw)[0] if isinstance(v, (np.ndarray, np.generic))]
+        if sum(np.size(v) for v in arrays) > limit:
+            return "too-big", None, 0
+        nbytes = sum(v.nbytes for v in arrays)
+        if nbytes > budget:
+            return "over the total sample budget", None, 0
+        return copy.deepcopy(plain), copy.deepcopy(plain_kw), nbytes
+    except Exception:  # noqa: BLE001 - arguments that cannot be copied are simply not sampled
+        return "uncopyable", None, 0

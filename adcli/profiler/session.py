@@ -22,7 +22,6 @@ scalar operations costs the engine's own work plus a little per call).
 
 from __future__ import annotations
 
-import copy
 import fnmatch
 import gc
 import os
@@ -34,10 +33,11 @@ import numpy as np
 
 from ..engine import hooks, library
 from ..engine.core import Tracer, has_tracer
-from ..engine.grad import stop_gradient
-from ..engine.pytree import flatten
 from ..engine.signature import Signature, signature_key
+from ..engine.tape import backward
 from .paths import default_excluded
+from .samples import capture
+from .sampling import OVERHEAD_BUDGET, Sampler, merged
 from .stretches import reverse, stretches_of
 
 ndarray = np.ndarray
@@ -108,9 +108,10 @@ class _Thread:
     threads at once (each has its own, see _Local); a plain slotted object, because every
     profiled call reads and writes it several times."""
 
-    __slots__ = ("stack", "tape", "marks", "top", "charged", "t_start", "t_forward", "t_reverse", "done")
+    __slots__ = ("stack", "tape", "marks", "top", "charged", "t_start", "t_forward", "t_reverse", "done", "kind",
+                 "light", "batch")
 
-    def __init__(self, root: CallNode):
+    def __init__(self, root: CallNode, batch):
         self.stack: list = [root]
         self.tape = None
         # The tape in stretches: (first index, CallNode that recorded nodes from there on). A
@@ -121,31 +122,35 @@ class _Thread:
         self.charged = 0  # tape nodes covered by marks
         self.t_start = self.t_forward = self.t_reverse = 0.0
         self.done = None  # the tape whose reverse pass ran, until finish() adds up its times
+        self.kind = None  # the sampling.Kind of the gradient in progress
+        self.light = None  # the tape of a gradient timed whole only (not recorded in full, see sampling)
+        self.batch = batch  # this thread's gradients timed whole, counted without the lock (sampling.Batch)
 
 
 class _Local(threading.local):
     """Each thread's _Thread, as ``.state``."""
 
-    def __init__(self, root: CallNode):
-        self.state = _Thread(root)
+    def __init__(self, root: CallNode, new_batch):
+        self.state = _Thread(root, new_batch())
 
 
 class Session(hooks.Session):
     """Collects the call tree of every gradient a program takes (in any thread)."""
 
     def __init__(self, include=(), exclude=(), root_dir: str | None = None, sample_limit: int = 1_000_000,
-                 sample_budget: int = 100_000_000):
-        self.root = CallNode(Observed(0, None, "root", ""), None)
+                 sample_budget: int = 100_000_000, every_gradient: bool = False,
+                 overhead_budget: float = OVERHEAD_BUDGET):
+        self._root_sig = Observed(0, None, "root", "")
         self.signatures: dict = {}  # key -> Observed
-        self.by_id: dict = {0: self.root.sig}
-        self.local = _Local(self.root)
-        # Shared tables and counters change under this lock; a thread's own state needs none.
+        self.by_id: dict = {0: self._root_sig}
+        # which gradients are recorded in full, each kind of them under its own root, and the
+        # counts and seconds of all of them (sampling)
+        self.sampler = Sampler(every_gradient, overhead_budget)
         self.lock = threading.RLock()
+        self.local = _Local(CallNode(self._root_sig, None), self._new_batch)
+        # Shared tables and counters change under self.lock; a thread's own state needs none.
         self._timing = 0  # gradients being timed now, in all threads (GC is off while > 0)
         self._gc_was_enabled = False
-        self.gradients = 0
-        self.failed_gradients = 0  # gradients that ended by an exception
-        self.forward_s = self.reverse_s = 0.0
         self.include = tuple(include)
         self.exclude = tuple(exclude)
         self.root_dir = os.path.abspath(root_dir) if root_dir else None
@@ -153,6 +158,41 @@ class Session(hooks.Session):
         self.sample_budget = sample_budget  # bytes kept over all signatures
         self.sample_bytes = 0
         self._user_code: dict = {}
+
+    @property
+    def root(self) -> CallNode:
+        """The call tree of the whole run: the kinds' trees merged, scaled to all their gradients."""
+        return merged(list(self._totals().kinds.values()), CallNode(self._root_sig, None))
+
+    def _new_batch(self):
+        with self.lock:
+            return self.sampler.new_batch()
+
+    def _totals(self):
+        with self.lock:
+            self.sampler.settle_all()
+            return self.sampler
+
+    @property
+    def gradients(self) -> int:
+        return self._totals().gradients
+
+    @property
+    def failed_gradients(self) -> int:
+        """Gradients that ended by an exception."""
+        return self._totals().failed
+
+    @property
+    def forward_s(self) -> float:
+        return self._totals().forward_s
+
+    @property
+    def reverse_s(self) -> float:
+        return self._totals().reverse_s
+
+    @property
+    def profiled_gradients(self) -> int:
+        return self.sampler.profiled
 
     # --- which code is the user's ---
     def is_user_path(self, filename: str) -> bool:
@@ -174,22 +214,47 @@ class Session(hooks.Session):
         return self.root_dir is None or path.startswith(self.root_dir + os.sep)
 
     # --- engine hooks ---
-    def start(self, tape, f) -> None:
+    def start(self, tape, f, args=(), kwargs=None) -> None:
         loc = self.local.state
-        loc.tape = tape
-        loc.marks = []
-        loc.top = None
-        loc.charged = len(tape.nodes)  # the leaves, recorded before f runs
-        loc.stack = [self.root]
-        with self.lock:
-            self.gradients += 1
-            # No garbage collection while a gradient is timed (as timeit does): a full collection
-            # in a large process takes ~100 ms and would be charged to whichever call it hit.
-            # Collection runs as usual between gradients.
-            if self._timing == 0:
-                self._gc_was_enabled = gc.isenabled()
+        batch = loc.batch
+        if batch.credit > 0 and self.sampler.fast(batch, f, args, kwargs):  # timed whole, without the lock
+            kind, full = batch.kind, False
+        else:
+            with self.lock:
+                kind, full = self.sampler.choose(f, lambda: CallNode(self._root_sig, None), args, kwargs, batch)
+                batch.alone = threading.active_count() == 1
+                # No garbage collection while a gradient is timed (as timeit does): a full
+                # collection in a large process takes ~100 ms and would be charged to whichever
+                # call it hit. Collection runs as usual between gradients.
+                if full:
+                    if self._timing == 0:
+                        self._gc_was_enabled = gc.isenabled()
+                        gc.disable()
+                    self._timing += 1
+        loc.kind = kind
+        if full:
+            loc.tape = tape
+            loc.marks = []
+            loc.top = None
+            loc.charged = len(tape.nodes)  # the leaves, recorded before f runs
+            loc.stack = [kind.root]
+        else:  # timed whole: every call takes numpy_call's first return
+            loc.tape = None
+            loc.light = tape
+            # no collection in it either (as in those recorded in full, or they would look
+            # slower than those and the budget would record all in full)
+            batch.gc = gc.isenabled()
+            if batch.gc:
                 gc.disable()
-            self._timing += 1
+            # In a program with one thread, the session steps aside until finish(): the engine
+            # and the dispatch points then run as with no profiler (the engine keeps calling
+            # backward and finish, which it looked up at the start). With other threads, one of
+            # them may be recording a gradient in full: every call goes through numpy_call.
+            # (Threads are counted when this one asks the sampler, at least every 1000 gradients:
+            # gradients a thread started since takes meanwhile go unseen until then.)
+            batch.hidden = batch.alone and hooks._session is self
+            if batch.hidden:
+                hooks.uninstall()
         loc.t_forward = loc.t_reverse = 0.0
         loc.t_start = _perf()
 
@@ -242,11 +307,22 @@ class Session(hooks.Session):
     def backward(self, tape, acc, start: int) -> None:
         loc = self.local.state
         t_fwd = _perf()
+        if loc.tape is not tape:
+            if loc.light is not tape:  # not ours (started before this session was installed)
+                backward(tape.nodes, acc, start)
+                return
+            try:
+                backward(tape.nodes, acc, start)
+            finally:
+                loc.t_forward = t_fwd - loc.t_start
+                loc.t_reverse = _perf() - t_fwd
+                loc.done = tape
+            return
         self._flush(loc, loc.stack[-1])
         nodes = tape.nodes
         stretches = stretches_of(nodes, loc.marks)
         try:
-            reverse(nodes, acc, start, stretches, self.root)
+            reverse(nodes, acc, start, stretches, loc.kind.root)
         finally:
             loc.t_forward = t_fwd - loc.t_start
             loc.t_reverse = _perf() - t_fwd
@@ -256,20 +332,37 @@ class Session(hooks.Session):
     def finish(self, tape) -> None:
         """The gradient computation ended (also when ``f`` raised before its reverse pass)."""
         loc = self.local.state
-        if loc.tape is tape:  # no reverse pass
+        if loc.tape is tape:  # recorded in full, no reverse pass
             self._flush(loc, loc.stack[-1])
             stretches_of(tape.nodes, loc.marks)
             loc.tape = None
             loc.t_forward = _perf() - loc.t_start
+        elif loc.light is tape:
+            if loc.done is not tape:  # timed whole, no reverse pass
+                loc.t_forward = _perf() - loc.t_start
         elif loc.done is not tape:
             return  # not ours (started before this session was installed)
-        loc.done = None
+        full = loc.light is not tape
+        loc.done = loc.light = None
         forward = loc.t_forward
         failed = sys.exc_info()[0] is not None  # called from the engine's finally: an exception is on its way
+        if not full:  # counted on the thread's batch, without the lock
+            batch = loc.batch
+            if batch.hidden:
+                hooks.install(self)
+                batch.hidden = False
+            if batch.gc:
+                gc.enable()
+                batch.gc = False
+            batch.n += 1
+            batch.forward_s += forward
+            batch.reverse_s += loc.t_reverse
+            if forward + loc.t_reverse < batch.fastest:
+                batch.fastest = forward + loc.t_reverse
+            batch.failed += failed
+            return
         with self.lock:
-            self.forward_s += forward
-            self.reverse_s += loc.t_reverse
-            self.failed_gradients += failed
+            self.sampler.done(loc.kind, forward, loc.t_reverse, failed)
             self._timing = max(self._timing - 1, 0)
             if self._timing == 0 and self._gc_was_enabled:
                 self._gc_was_enabled = False
@@ -302,7 +395,10 @@ class Session(hooks.Session):
         with self.lock:
             if sig.sample is None:
                 sig.traced = tuple(i for i, a in enumerate(args) if has_tracer(a))
-                sig.sample, sig.sample_kwargs = self._capture(args, kwargs)
+                sample, sample_kwargs, nbytes = capture(args, kwargs, self.sample_limit,
+                                                        self.sample_budget - self.sample_bytes)
+                sig.sample, sig.sample_kwargs = sample, sample_kwargs
+                self.sample_bytes += nbytes
 
     def _flush(self, loc: _Thread, top: CallNode) -> None:
         """Charge the tape nodes recorded since the last call event to ``top``."""
@@ -317,28 +413,6 @@ class Session(hooks.Session):
                 loc.top = top
             top.prims += n - k
             loc.charged = n
-
-    def _capture(self, args, kwargs):
-        """A copy of a call's arguments (traced values by their plain value), or a marker when
-        they are too big to keep: more than ``sample_limit`` elements for this call, or over
-        the ``sample_budget`` bytes all samples may take together."""
-        try:
-            plain = stop_gradient(list(args))
-            plain_kw = stop_gradient(dict(kwargs))
-            arrays = [v for v in _leaves(plain) + _leaves(plain_kw) if isinstance(v, (ndarray, np.generic))]
-            if sum(np.size(v) for v in arrays) > self.sample_limit:
-                return "too-big", None
-            nbytes = sum(v.nbytes for v in arrays)
-            if self.sample_bytes + nbytes > self.sample_budget:
-                return "over the total sample budget", None
-            self.sample_bytes += nbytes
-            return copy.deepcopy(plain), copy.deepcopy(plain_kw)
-        except Exception:  # noqa: BLE001 - arguments that cannot be copied are simply not sampled
-            return "uncopyable", None
-
-
-def _leaves(x):
-    return flatten(x)[0]
 
 
 def _short(filename: str) -> str:

@@ -57,11 +57,19 @@ def ranked(profile: Profile, top: int = 10, sort: str = "time") -> list[Signatur
     return sigs if top <= 0 else sigs[:top]
 
 
+def sampled(totals) -> str:
+    """How the figures of a sampled profile were made (profiler.sampling), in words."""
+    return (f"figures scaled from the {totals.profiled_gradients:,} of {totals.gradients:,} gradients recorded in full "
+            "(--every-gradient records all)")
+
+
 def _headline(profile: Profile) -> str:
     t = profile.totals
     n = t.gradients
     line = (f"{duration(t.gradient_s)} in {n} gradient{'' if n == 1 else 's'} "
             f"(forward {duration(t.forward_s)}, reverse {duration(t.reverse_s)})")
+    if t.sampled:
+        line += f"; {sampled(t)}"
     problems = profile.problems()
     if problems:
         line += " — INCOMPLETE: " + "; ".join(problems)

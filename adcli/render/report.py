@@ -12,7 +12,7 @@ from html import escape
 from ..app.report import Report
 from ..profiler.model import Profile
 from ..units import duration, human_bytes, ratio
-from .profile import ranked
+from .profile import ranked, sampled
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
@@ -51,7 +51,8 @@ def _profile_section(i: int, path: str, profile: Profile) -> list:
            f"{escape(profile.adcli_version)}, Python {escape(profile.python)}, NumPy {escape(profile.numpy)}</p>",
            f'<p class="status{" bad" if problems else ""}" id="p{i}-status">{escape(status)}</p>',
            f"<p>Gradient time {escape(duration(t.gradient_s))} in {t.gradients} gradient(s): forward "
-           f"{escape(duration(t.forward_s))}, reverse {escape(duration(t.reverse_s))}.</p>"]
+           f"{escape(duration(t.forward_s))}, reverse {escape(duration(t.reverse_s))}"
+           f"{'; ' + escape(sampled(t)) if t.sampled else ''}.</p>"]
     out += _signature_table(i, profile)
     out += _ratio_chart(i, profile)
     for which in ("forward", "reverse"):

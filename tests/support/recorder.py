@@ -12,7 +12,7 @@ class TapeRecorder(hooks.Session):
     def __init__(self):
         self.tapes = []
 
-    def start(self, tape, f):
+    def start(self, tape, f, args=(), kwargs=None):
         self.tapes.append(tape)
 
     def backward(self, tape, acc, start):
