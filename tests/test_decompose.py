@@ -110,3 +110,19 @@ def test_a_rule_reuses_the_forwards_factorization_of_a_solve_with_one_right_hand
     # 300 right-hand sides: their triangular solves are work any rule does; the solve counts whole
     many = decompose(vjp(lambda m, v: np.sum(np.linalg.solve(m, v)), 0, 1.0), [a, rng.standard_normal((300, 300))])
     assert many.lean_pullback_s > 0.9 * many.vector_pullback_s, many
+
+
+def test_a_rule_needs_only_the_inverse_of_a_cholesky_factor():
+    # a Gaussian log-likelihood: its closed form is K^-1 = L^-T L^-1 from the forward's factor,
+    # not the generic Cholesky pullback's four products
+    rng = np.random.default_rng(6)
+    A = rng.standard_normal((200, 200))
+    K, y = A @ A.T + 200 * np.eye(200), rng.standard_normal(200)
+
+    def loglik(k, v):
+        L = np.linalg.cholesky(k)
+        z = np.linalg.solve(L, v)
+        return -0.5 * np.dot(z, z) - np.sum(np.log(np.diagonal(L)))
+
+    parts = decompose(vjp(loglik, (0, 1), 1.0), [K, y])
+    assert parts.lean_pullback_s < 0.75 * parts.vector_pullback_s, parts
