@@ -37,24 +37,16 @@ ASTYPE = Primitive(
 )
 
 
-def _give(acc, p, c):
-    grads = acc.grads
-    if grads[p] is None:
-        grads[p] = c
-    else:
-        acc.add(p, c)
-
-
 @node_kind(output=4)
 def _pb_reshape(node, g, acc):
     _, p, shape, order, _made = node
-    _give(acc, p, g.reshape(shape, order=order) if type(g) is ndarray else np.reshape(g, shape, order=order))
+    acc.add(p, g.reshape(shape, order=order) if type(g) is ndarray else np.reshape(g, shape, order=order))
 
 
 @node_kind(output=4)
 def _pb_transpose(node, g, acc):
     _, p, inverse, _, _made = node
-    _give(acc, p, g.transpose(inverse) if type(g) is ndarray else np.transpose(g, inverse))
+    acc.add(p, g.transpose(inverse) if type(g) is ndarray else np.transpose(g, inverse))
 
 
 def _made(ans):
