@@ -172,3 +172,14 @@ def test_profiled_gradients_round_trip_and_are_validated(tmp_path):
         doc["totals"]["profiled_gradients"] = bad
         with pytest.raises(ProfileError, match="profiled_gradients"):
             Profile.from_json(doc, "p.json")
+
+
+def test_compare_says_when_the_runs_recorded_different_shares_in_full():
+    from adcli.app.compare import compare_profiles
+
+    sampled = _run(Session(overhead_budget=NEVER), _training_loop(40))
+    every = _run(Session(every_gradient=True), _training_loop(40))
+    notes = " ".join(compare_profiles(every, sampled).notes)
+    assert "different shares of their gradients in full (40 of 40 and 2 of 40)" in notes
+    for same in (every, sampled):
+        assert "in full" not in " ".join(compare_profiles(same, same).notes)

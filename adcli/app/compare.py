@@ -72,6 +72,12 @@ def compare_profiles(before: Profile, after: Profile) -> Comparison:
     if before.totals.gradients != after.totals.gradients:
         notes.append(f"the runs took different numbers of gradients ({before.totals.gradients} and "
                      f"{after.totals.gradients}): the times are per run, not per gradient")
+    shares = [p.totals.profiled_gradients / p.totals.gradients if p.totals.sampled else 1.0 for p in (before, after)]
+    if max(shares) > 1.5 * min(shares):  # the profiler's own cost differs: sampled or not, or sampled otherwise
+        notes.append("the runs recorded different shares of their gradients in full (" +
+                     " and ".join(f"{p.totals.profiled_gradients if p.totals.sampled else p.totals.gradients} of "
+                                  f"{p.totals.gradients}" for p in (before, after)) +
+                     "): the profiler's own cost differs between them; profile both with --every-gradient, or both without")
     notes += [f"before: {p}" for p in before.problems()] + [f"after: {p}" for p in after.problems()]
     return Comparison(rows, before.totals.gradient_s, after.totals.gradient_s,
                       (before.totals.gradients, after.totals.gradients), notes)
