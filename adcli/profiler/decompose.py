@@ -76,7 +76,7 @@ class _Timed(Session):
             if w is not None:  # the faster of two runs: the first may find the VJP's data out of the caches
                 w = min(w, _work(node, g))
             self.fixed.append(None if w is None else self._fixed(node, g))
-            self.lean.append(_lean_solve(node, g) if node[0] is _pb_solve else _lean_cholesky(node, g, w)
+            self.lean.append(_lean_solve(node, g) if node[0] is _pb_solve else _lean_cholesky(node, w)
                              if _is_cholesky(node) else 1.0 if w is None else self._lean(node, g, w))
             t0 = _perf()
             node[0](node, g, acc)
@@ -148,7 +148,7 @@ def _is_cholesky(node) -> bool:
     return node[0] is pb_general and node[1] is CHOLESKY
 
 
-def _lean_cholesky(node, g, work: float | None) -> float:
+def _lean_cholesky(node, work: float | None) -> float:
     """The share of a ``np.linalg.cholesky(a)`` node's pullback a closed form needs. The generic
     pullback takes L^T G, the inverse of L and two more products (L^-T P L^-1): about seven n^3
     flops. A scalar objective that reaches a only through its factor's solves and log-determinant
@@ -158,7 +158,7 @@ def _lean_cholesky(node, g, work: float | None) -> float:
     what counts: both timed here, over the pullback's own time (``work``).
     A function using its factor's entries otherwise is credited with more than a rule saves
     there; the gp workloads' predictions were 0.7x their measured savings before it."""
-    _, _, _, L, vals, kwargs = node
+    _, _, _, L, _, kwargs = node
     if work is None or work <= 0 or type(L) is not np.ndarray or L.ndim != 2:
         return 1.0
     try:

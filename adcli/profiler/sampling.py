@@ -41,21 +41,18 @@ class Kind:
     """The gradients of one function handed to ``grad``: their call tree (full recordings only)
     and their counts and seconds."""
 
-    __slots__ = ("root", "gradients", "full", "full_done", "full_s", "warm", "warm_s", "light", "light_s", "plain",
-                 "since", "seconds")
+    __slots__ = ("root", "gradients", "full", "full_done", "warm", "warm_s", "light", "plain", "since", "seconds")
 
     def __init__(self, root) -> None:
         self.root = root  # a CallNode standing for the program, above this kind's calls
         self.gradients = 0  # started
         self.full = 0  # started, recorded in full
-        self.full_done = 0  # finished, recorded in full (full_s covers these)
-        self.full_s = 0.0
+        self.full_done = 0  # finished, recorded in full
         # the full recordings after the first (whose one-time costs, the signatures' and the
         # samples', are not the profiler's cost per gradient): what the budget weighs
         self.warm = 0
         self.warm_s = 0.0
         self.light = 0  # finished, timed whole only
-        self.light_s = 0.0
         # the fastest of those: the gradient's own time, what a full recording is compared with
         # (a mean let one slow gradient, the first after a pause, make full recordings look free)
         self.plain = float("inf")
@@ -146,11 +143,10 @@ class Sampler:
         batch.credit -= 1
         return True
 
-    def choose(self, f, new_root, args=(), kwargs=None, batch: Batch | None = None) -> tuple[Kind, bool]:
+    def choose(self, f, new_root, args, kwargs, batch: Batch) -> tuple[Kind, bool]:
         """(the kind of a gradient of ``f`` starting now with ``args`` and ``kwargs``, whether to
         record it in full); ``new_root()`` makes a new kind's root node. A gradient timed whole
         is counted on ``batch`` (the thread's) when it ends, and gives the batch its credit."""
-        batch = batch if batch is not None else Batch()
         self.settle(batch)
         code = kind_of(f)
         key = (code, signature_key(tuple(args), kwargs or {}))
@@ -173,7 +169,6 @@ class Sampler:
             kind.warm += 1
             kind.warm_s += forward + reverse
         kind.full_done += 1
-        kind.full_s += forward + reverse
         kind.seconds[0][0] += forward
         kind.seconds[0][1] += reverse
         kind.seconds[1][0] += forward
@@ -190,7 +185,6 @@ class Sampler:
         kind.gradients += batch.n
         kind.light += batch.n
         kind.since += batch.n
-        kind.light_s += batch.forward_s + batch.reverse_s
         kind.plain = min(kind.plain, batch.fastest)
         kind.seconds[1][0] += batch.forward_s
         kind.seconds[1][1] += batch.reverse_s
@@ -210,18 +204,21 @@ class Sampler:
         """(the full recordings' extra seconds, all the gradients' seconds), so far."""
         extra = elapsed = 0.0
         for k in self.kinds.values():
-            elapsed += k.full_s + k.light_s
+            elapsed += k.seconds[1][0] + k.seconds[1][1]
             # a kind not yet timed whole: its full recordings count whole, as if all were extra
             plain = k.plain if k.light else 0.0
             extra += max(k.warm_s - k.warm * plain, 0.0)
         return extra, elapsed
 
+    @staticmethod
+    def _more(kind: Kind) -> float:
+        """The extra seconds one more full recording of ``kind`` is expected to take."""
+        return max(kind.warm_s / kind.warm - kind.plain, 0.0)
+
     def _affordable(self, kind: Kind) -> bool:
         """Whether one more full recording of ``kind`` keeps the extra time within the budget."""
         extra, elapsed = self._extra()
-        plain = kind.plain
-        more = max(kind.warm_s / kind.warm - plain, 0.0)
-        return extra + more <= self.budget * (elapsed + plain)
+        return extra + self._more(kind) <= self.budget * (elapsed + kind.plain)
 
     def _credit(self, kind: Kind, full: bool) -> int:
         """How many gradients of ``kind`` to time whole before asking again: at least the pace
@@ -231,8 +228,7 @@ class Sampler:
         often is). Each gradient is taken to last its kind's fastest time timed whole."""
         if self.every or kind.warm == 0 or kind.light == 0:
             return 0  # nothing to go by yet: ask again
-        plain = kind.plain
-        more = max(kind.warm_s / kind.warm - plain, 0.0)
+        plain, more = kind.plain, self._more(kind)
         if self.budget <= 0 or plain <= 0:
             return _CREDIT_MAX
         pace = more / (self.budget * plain)
