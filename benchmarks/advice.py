@@ -17,6 +17,11 @@ target for (0.7-1.3).
 
     python benchmarks/advice.py                  # every workload
     python benchmarks/advice.py --cases rnn,stencil_roll --format markdown
+    python benchmarks/advice.py --defaults       # the library tier over every workload (docs/advisor.md)
+
+``--defaults`` answers "which rules should an engine import by default" as docs/advisor.md
+records it: every workload profiled with the library rules the advice made native derived again
+(``--derived-library``), then ``adcli suggest --tier library --all`` over all the profiles at once.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ import argparse  # noqa: E402
 import contextlib  # noqa: E402
 import io  # noqa: E402
 import statistics  # noqa: E402
+import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -327,6 +333,22 @@ def warm_up(seconds: float) -> None:
         g(W)
 
 
+def defaults(paths: list[Path], fmt: str) -> int:
+    """Profile every workload with the advised native rules taken out, then advise the library
+    tier over all the profiles at once; the advice's text is printed as ``adcli suggest`` prints it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        outputs = []
+        for path in paths:
+            print(f"  {path.stem} ...", file=sys.stderr, flush=True)
+            out = os.path.join(tmp, f"{path.stem}.json")
+            with contextlib.redirect_stdout(io.StringIO()):
+                profile_program(str(path), [], output=out, replay_budget=REPLAY_BUDGET)
+            outputs.append(out)
+        fmt = "table" if fmt == "plain" else fmt
+        return subprocess.call([sys.executable, "-m", "adcli", "suggest", *outputs, "--tier", "library", "--all",
+                                "--format", fmt])
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cases", default="", help="comma-separated workload names (file stems; default: all)")
@@ -339,6 +361,9 @@ def main(argv=None) -> int:
     p.add_argument("--derived-library", action="store_true",
                    help="take out the native rules the advice put in the engine (engine/rules_advised.py), so the "
                         "NumPy functions they serve are derived again and their imports are advised and checked")
+    p.add_argument("--defaults", action="store_true",
+                   help="the library tier over every workload at once, with the advised native rules derived again: "
+                        "which rules an engine should ship (docs/advisor.md)")
     a = p.parse_args(argv)
     paths = sorted(PROFILES.glob("*.py"))
     if a.cases:
@@ -351,6 +376,10 @@ def main(argv=None) -> int:
         from threadpoolctl import threadpool_limits
     except ImportError:  # pragma: no cover - a dependency of adcli
         threadpool_limits = None
+    if a.defaults:
+        with threadpool_limits(1) if threadpool_limits else contextlib.nullcontext(), advised_natives_out():
+            warm_up(a.warmup)
+            return defaults(paths, a.format)
     rows = []
     with threadpool_limits(1) if threadpool_limits else contextlib.nullcontext(), \
             advised_natives_out() if a.derived_library else contextlib.nullcontext():

@@ -826,6 +826,14 @@ def _triu(m, *rest, **kwargs):
     return np.triu(m, k), lambda g: (np.triu(g, k), *_nones(rest))
 
 
+def _outer(a, b):
+    """np.outer(a, b) of two vectors: one broadcast product; its pullback two matrix-vector
+    products (thunks: the engine asks only for a traced argument's)."""
+    a, b = np.asarray(a), np.asarray(b)
+    return np.multiply(a.ravel()[:, None], b.ravel()[None, :]), lambda g: (
+        lambda: (g @ b.ravel()).reshape(a.shape), lambda: (a.ravel() @ g).reshape(b.shape))
+
+
 REFERENCE: dict[tuple[str, str], Callable] = {
     ("sum_loop_1000", "f"): _sum_loop,
     ("sum_sin_loop_1000", "f"): _sum_sin_loop,
@@ -866,4 +874,5 @@ REFERENCE: dict[tuple[str, str], Callable] = {
     ("mlp_dict", "f"): _mlp_dict_f,
     ("stencil_roll", "roll"): _roll,
     ("kron_view_sum", "triu"): _triu,
+    ("low_rank", "outer"): _outer,
 }

@@ -13,6 +13,7 @@ from adcli.advisor.config import ThresholdError, thresholds
 from adcli.cli import cli
 from adcli.profiler import store
 from adcli.profiler.model import Profile
+from adcli.units import duration
 
 CONTRACT = {"rank", "signature", "function", "action", "calls", "derived_s", "primal_s", "rule_s", "rule_measured",
             "saving_s", "share", "allocs_derived_bytes", "allocs_rule_bytes", "reasons", "tier", "decomposition"}
@@ -396,3 +397,41 @@ def test_an_import_the_program_clearly_gains_from_is_suggested_though_alone_it_t
     s = by_sig(suggest([profile(sigs, node(0, 0, [node(2, 1, [node(1, 50)])]), total=1.0)], th)[0])["numpy.sinc(f64[2d])"]
     assert s.action == "import" and not any("slower than the derived rule timed alone" in r for r in s.reasons)
     assert s.saving_s == pytest.approx(0.00365 - 0.00255, rel=0.05)
+
+
+def _g_in_f(**replay):
+    """g (inside f, once per gradient), replayed and decomposed as ``replay`` says; its
+    hand-write, with thresholds that advise any saving."""
+    sigs = [sig(1, "__main__.g(f64[1d])", kind="user", time=0.5, derived=0.2, primal=0.01),
+            sig(2, "__main__.f(f64[1d])", kind="user", time=1.0, derived=0.5, primal=0.02)]
+    sigs[0]["replay"].update(program_s=0.5, program_floor_s=0.2, pullback_s=0.1, vector_pullback_s=0.05,
+                             work_s=0.1, nodes=10, operations=2, lines=3, rule_call_s=1e-6, **replay)
+    got = by_sig(suggest([profile(sigs, node(0, 0, [node(2, 1, [node(1, 1)])]), total=1.0)],
+                         Thresholds(import_burden=0.01, handwrite_burden=0.01, nest_share=0.01))[0])
+    return got["__main__.g(f64[1d])"]
+
+
+def test_the_minimal_rules_zero_gradients_are_not_counted_twice():
+    # the floor (0.2 s) was timed with a rule whose pullback spends 0.03 s making zero gradients;
+    # a real rule's pullback makes its gradients itself, which the pullback work (0.05 s of data
+    # work + 0.01 s per-call cost) already counts
+    # (less, in both, the primal's per-operation share a rule's forward can vectorise: 0.01 s of
+    # primal x 0.5 of the work per-call cost x 0.8 of the nodes repeating an operation)
+    scalar = 0.01 * 0.5 * 0.8
+    before = _g_in_f(closed_fixed_s=0.01)
+    after = _g_in_f(closed_fixed_s=0.01, floor_pullback_s=0.03)
+    assert before.saving_s == pytest.approx(0.5 - (0.2 + 0.05 + 0.01 - scalar))
+    assert after.saving_s == pytest.approx(0.5 - (0.2 - 0.03 + 0.05 + 0.01 - scalar))
+    # per run (one call): 0.5 s derived, 0.2 s with the minimal rule, 0.03 s of which its zeros
+    assert any("take 500 ms per run, 200 ms with a minimal rule for it" in r and "30 ms of it making the zeros, which "
+               f"the pullback work replaces), so a hand-written rule is estimated to leave {duration(0.5 - after.saving_s)}"
+               in r for r in after.reasons), after.reasons
+
+
+def test_a_closed_forms_per_call_cost_is_the_measured_one_per_distinct_operation():
+    # 0.05 s of the 0.1 s of VJP work is per-call cost (10 nodes, 2 distinct operations): counted
+    # as measured per distinct operation when the profile has it, else in proportion (2 of 10)
+    scalar = 0.01 * 0.5 * 0.8  # as above
+    old, new = _g_in_f(), _g_in_f(closed_fixed_s=0.002)
+    assert old.saving_s == pytest.approx(0.5 - (0.2 + 0.05 + 0.05 * 2 / 10 - scalar))
+    assert new.saving_s == pytest.approx(0.5 - (0.2 + 0.05 + 0.002 - scalar))

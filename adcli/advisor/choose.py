@@ -97,10 +97,11 @@ def _hand_cost(c: Cost, factor: float, basis: str) -> tuple[float | None, str]:
     """A hand-written rule's estimated cost per call, and how it was estimated."""
     P = c.primal_s
     if c.decomposed:
-        floor = c.direct_floor_s or (P + c.rule_call_s)
+        floor = max(c.direct_floor_s - c.zeros_s, P) if c.direct_floor_s else P + c.rule_call_s
         scalar, pullback = c.scalar_primal, c.hand_pullback
         hand = max(floor + pullback - scalar, 0.0)
-        how = "measured with a minimal rule" if c.direct_floor_s else f"the primal + {duration(c.rule_call_s)} per rule call"
+        how = (f"measured with a minimal rule, less the {duration(c.zeros_s)} its pullback takes to make zero gradients"
+               if c.direct_floor_s else f"the primal + {duration(c.rule_call_s)} per rule call")
         vectorised = (f" - {duration(scalar)} of the primal's per-operation cost, which its forward pass can vectorise "
                       "as well (rewrite the exported forward to get it)") if scalar > 0.05 * hand else ""
         rest, lean = c.pullback_s - pullback, c.lean_s
@@ -109,7 +110,8 @@ def _hand_cost(c: Cost, factor: float, basis: str) -> tuple[float | None, str]:
                 if lean < 0.99 * c.vector_pullback_s else f"{duration(c.vector_pullback_s)} of NumPy work that scales with data")
         return hand, (f"a hand-written rule is estimated at {duration(hand)} per call: {duration(floor)} to serve the "
                       f"primal ({how}) + {duration(pullback)} of pullback work ({data}, and NumPy's per-call cost once "
-                      f"per distinct operation: {c.operations} for {c.nodes} tape nodes; the other {duration(rest)} of "
+                      f"per distinct operation, at most one call per differentiated argument: {c.operations} for "
+                      f"{c.nodes} tape nodes; the other {duration(rest)} of "
                       f"the pullbacks is the engine's accumulation, repeated per-operation cost and the generic VJPs' "
                       f"extra passes, which a rule does not pay){vectorised}")
     # a profile without the decomposition: the floor of serving any rule plus the rest of its
@@ -137,7 +139,8 @@ def _options(c: Cost, factor: float, basis: str, th: Thresholds, total: float) -
         hand_text += (f"; in the program, the gradients that call it take {duration(prog[0] * c.calls)} per run, "
                       f"{duration(c.program_floor_s * c.program_scale)} with a minimal rule for it (its primal, zero "
                       "gradients; timed in "
-                      f"turn), so a hand-written rule is estimated to leave {duration(prog[2] * c.calls)}")
+                      f"turn; {duration(c.zeros_s * c.calls)} of it making the zeros, which the pullback work replaces), "
+                      f"so a hand-written rule is estimated to leave {duration(prog[2] * c.calls)}")
         if abs(c.tempo - 1.0) > 0.1:
             hand_text += (f" (the pullback work counted at the pace of those rounds, x{c.tempo:.2f} its replay's: its own "
                           "gradient was timed in them too)")
@@ -217,7 +220,7 @@ def _in_program(c: Cost) -> tuple | None:
     imported = None if c.program_import_s is None else c.program_import_s * k
     hand = None
     if c.program_floor_s is not None and c.decomposed:
-        hand = max(c.program_floor_s * k + (c.hand_pullback - c.scalar_primal) * c.tempo, 0.0)
+        hand = max(c.program_floor_s * k + (c.hand_pullback - c.scalar_primal - c.zeros_s) * c.tempo, 0.0)
     return derived, imported, hand
 
 

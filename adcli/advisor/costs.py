@@ -34,6 +34,8 @@ class Cost:
     rule_call_s: float | None = None
     work_s: float | None = None  # the pullbacks' NumPy work alone (profiler.decompose)
     lean_pullback_s: float | None = None  # the part of vector_pullback_s a closed-form pullback needs
+    closed_fixed_s: float | None = None  # the per-call cost a closed-form pullback pays besides that
+    floor_pullback_s: float | None = None  # a minimal rule's pullback alone: a share of its floors
     nodes: int | None = None
     operations: int | None = None
     lines: int | None = None
@@ -88,10 +90,20 @@ class Cost:
     @property
     def hand_pullback(self) -> float:
         """A hand-written pullback's work: the derived pullbacks' NumPy work on data, as much of
-        it as a closed form needs, and their NumPy per-call cost paid once per distinct
-        operation rather than once per tape node."""
+        it as a closed form needs, and NumPy's per-call cost paid once per distinct operation
+        rather than once per tape node (``closed_fixed_s``: at most one NumPy call per
+        differentiated argument; in profiles from before it, the VJPs' own per-call costs)."""
+        if self.closed_fixed_s is not None:
+            return self.lean_s + self.closed_fixed_s
         work = max(self.work, self.vector_pullback_s)
         return self.lean_s + (work - self.vector_pullback_s) * (1.0 - self.repeated)
+
+    @property
+    def zeros_s(self) -> float:
+        """What a minimal rule's pullback spends making its zero gradients: measured in the
+        floors (``direct_floor_s``, ``program_floor_s``), replaced in a real rule by the work of
+        ``hand_pullback``, which makes the gradients itself."""
+        return self.floor_pullback_s or 0.0
 
     @property
     def scalar_primal(self) -> float:
@@ -190,7 +202,7 @@ def aggregate(profiles: list[Profile]) -> tuple[dict, float]:
                     setattr(c, attr, (old * c._weight + value * w) / (c._weight + w))
                 # the pullbacks' NumPy work and the own gradient in the program's rounds: weighted
                 # means like the rest, None once a profile lacks them
-                for attr in ("work_s", "lean_pullback_s", "program_alone_s"):
+                for attr in ("work_s", "lean_pullback_s", "closed_fixed_s", "floor_pullback_s", "program_alone_s"):
                     value, old = getattr(r, attr), getattr(c, attr)
                     setattr(c, attr, None if value is None or (c.measured and old is None) else (
                         ((old or 0.0) * c._weight + value * w) / (c._weight + w)))

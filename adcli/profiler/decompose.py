@@ -24,6 +24,11 @@ installed only for that run), which gives
   right-hand side keeps its pullback's time above its forward's (the factorization a rule
   reuses, ``_lean_solve``); other nodes (matmul, linear algebra, indexing) keep theirs: their
   reverse is work any rule must do;
+* ``closed_fixed_s``: the per-call cost a closed-form pullback pays on top of that data work:
+  for each distinct operation once (a vectorised rule does not repeat it per tape node), the
+  least of its VJPs' fixed cost and one NumPy call per differentiated argument
+  (``Calibration.call_s``: an expert's reverse of an elementwise operation or a reduction is one
+  expression, where a generic VJP can take several, e.g. logaddexp's or mean's);
 * ``nodes`` and ``operations``: tape nodes, and distinct kinds of pullback, per call.
 
 The engine's machinery is then M = D - P - B: recording nodes, dispatch, the reverse loop.
@@ -59,6 +64,7 @@ class _Timed(Session):
         self.fixed: list = []  # each node's VJP expressions on one-element values (None: not known)
         self.lean: list = []  # each node's share of its data work a closed-form pullback needs (see _lean)
         self.kinds: set = set()
+        self.ops: list = []  # each node's (operation, differentiated arguments)
         self._tiny: dict = {}
         self._tiny_fwd: dict = {}
 
@@ -75,7 +81,8 @@ class _Timed(Session):
             w = _work(node, g)
             if w is not None:  # the faster of two runs: the first may find the VJP's data out of the caches
                 w = min(w, _work(node, g))
-            self.fixed.append(None if w is None else self._fixed(node, g))
+            fixed = None if w is None else self._fixed(node, g)
+            self.fixed.append(fixed)
             self.lean.append(_lean_solve(node, g) if node[0] is _pb_solve else _lean_cholesky(node, w)
                              if _is_cholesky(node) else 1.0 if w is None else self._lean(node, g, w))
             t0 = _perf()
@@ -83,7 +90,9 @@ class _Timed(Session):
             t = _perf() - t0
             times.append(t)
             work.append(t if w is None else w)
-            kinds.add(_kind(node))
+            kind = _kind(node)
+            kinds.add(kind)
+            self.ops.append((kind, 1 if w is None else _differentiated(node)))
 
     def _fixed(self, node, g) -> float | None:
         """The node's VJP expressions timed on one-element values of the same ranks: their fixed
@@ -296,6 +305,7 @@ class Calibration:
     small_pullback_s: float  # a pullback's time on one-element values: all fixed cost
     rule_call_s: float  # what the engine adds to a call served by one rule: one node, one vjp
     small_work_s: float = 0.0  # a VJP expression's time on one-element values: NumPy's per-call cost
+    call_s: float = 0.0  # one NumPy ufunc call on one-element arrays (a closed form's per-operation cost)
 
 
 @lru_cache(maxsize=1)
@@ -317,7 +327,9 @@ def calibration() -> Calibration:
     one = vjp(np.negative, 0, np.ones(1))
     served, _ = stable_median(lambda: one(x), 0.05)
     plain, _ = stable_median(lambda: np.negative(x), 0.05)
-    return Calibration(timer, max(small, 0.0), max(served - plain, 0.0), max(small_work, 0.0))
+    y = np.array([1.5])
+    call, _ = stable_median(lambda: np.multiply(x, y), 0.05)
+    return Calibration(timer, max(small, 0.0), max(served - plain, 0.0), max(small_work, 0.0), call)
 
 
 @dataclass
@@ -328,6 +340,7 @@ class Decomposition:
     operations: int
     work_s: float | None = None  # the pullbacks' NumPy work alone (their VJP expressions)
     lean_pullback_s: float | None = None  # the part of vector_pullback_s a closed-form pullback needs
+    closed_fixed_s: float | None = None  # the per-call cost a closed-form pullback pays besides that
 
 
 def decompose(grad, args, runs: int = 3, derived_s: float | None = None) -> Decomposition:
@@ -351,9 +364,13 @@ def decompose(grad, args, runs: int = 3, derived_s: float | None = None) -> Deco
     work = np.minimum(np.maximum(np.asarray(best.work, dtype=float) - cal.timer_s, 0.0), times)
     fixed = np.asarray([cal.small_work_s if f is None else max(f - cal.timer_s, 0.0) for f in best.fixed], dtype=float)
     vector = np.maximum(work - fixed, 0.0)
+    closed: dict = {}  # each operation once: the least of its VJPs' fixed cost and a NumPy call per argument
+    for (kind, differentiated), f in zip(best.ops, fixed):
+        closed[kind] = min(closed.get(kind, f), f, differentiated * cal.call_s)
     return Decomposition(pullback_s=float(times.sum()) * pace, vector_pullback_s=float(vector.sum()) * pace,
                          nodes=len(best.times), operations=len(best.kinds), work_s=float(work.sum()) * pace,
-                         lean_pullback_s=float((vector * np.asarray(best.lean, dtype=float)).sum()) * pace)
+                         lean_pullback_s=float((vector * np.asarray(best.lean, dtype=float)).sum()) * pace,
+                         closed_fixed_s=float(sum(closed.values())) * pace)
 
 
 def source_lines(func) -> int | None:

@@ -25,7 +25,7 @@ from ..engine.grad import vjp
 from ..engine.pytree import flatten
 from ..engine.registry import add_rule, remove_rule
 from ..errors import AdcliError, RuleDisagreement
-from ..measure import alternating_medians, peak_bytes
+from ..measure import alternating_medians, peak_bytes, stable_median
 from ..rules.autograd_catalog import find
 from ..rules.autograd_import import import_rule, unimport
 from ..rules.declare import register
@@ -120,7 +120,8 @@ def replay(sig, budget: float = 0.2, seed: int = 0) -> Replay:
     result.imports = trials
     parts = decompose(grad, args, derived_s=result.derived_s)
     result.pullback_s, result.vector_pullback_s, result.work_s = parts.pullback_s, parts.vector_pullback_s, parts.work_s
-    result.lean_pullback_s = parts.lean_pullback_s
+    result.lean_pullback_s, result.closed_fixed_s = parts.lean_pullback_s, parts.closed_fixed_s
+    result.floor_pullback_s = _floor_pullback(fn, args, kwargs, argnums)
     result.nodes, result.operations = parts.nodes, parts.operations
     result.lines, result.rule_call_s = source_lines(fn), calibration().rule_call_s
     return result
@@ -255,6 +256,18 @@ def _minimal(fn, argnums):
     def minimal(*a, **k):
         return fn(*a, **k), lambda g: tuple(zeros_like_tree(v) if i in argnums else None for i, v in enumerate(a))
     return minimal
+
+
+def _floor_pullback(fn, args, kwargs, argnums) -> float | None:
+    """Seconds of a minimal rule's pullback alone (``_minimal``: making its zero gradients), on the
+    sample: a share of the floors measured with that rule (``direct_floor_s``, ``program_floor_s``)
+    which a real rule's pullback replaces by its own work, so the advisor takes it off them."""
+    try:
+        _, pullback = _minimal(getattr(fn, "__adcli_original__", fn), argnums)(*args, **kwargs)
+        seconds, _ = stable_median(lambda: pullback(None), 0.01)
+    except Exception:  # noqa: BLE001 - the sample no longer runs plainly: not known
+        return None
+    return seconds
 
 
 def zeros_like_tree(a):

@@ -32,7 +32,8 @@ class ImportTrial:
 
 
 DECOMPOSITION = {"pullback_s": float, "vector_pullback_s": float, "nodes": int, "operations": int, "lines": int,
-                 "rule_call_s": float, "work_s": float, "lean_pullback_s": float,
+                 "rule_call_s": float, "work_s": float, "lean_pullback_s": float, "closed_fixed_s": float,
+                 "floor_pullback_s": float,
                  # in the program (replay.in_program): seconds per run of the gradients that call it
                  "program_s": float, "program_import_s": float, "program_floor_s": float,
                  "program_alone_s": float}
@@ -59,6 +60,8 @@ class Replay:
     rule_call_s: float | None = None  # what the engine adds to a call one rule serves
     work_s: float | None = None  # the pullbacks' NumPy work alone (their VJP expressions)
     lean_pullback_s: float | None = None  # the part of vector_pullback_s a closed-form pullback needs
+    closed_fixed_s: float | None = None  # the per-call cost a closed-form pullback pays besides that
+    floor_pullback_s: float | None = None  # a minimal rule's pullback alone (making its zero gradients)
     # the gradients of the functions handed to grad that call it, seconds per run, timed in turn:
     program_s: float | None = None  # as the run served them
     program_import_s: float | None = None  # with its best library rule imported
