@@ -1,4 +1,4 @@
-"""Nodes keep only what their pullbacks read (core._trim, core.shape_only): the program's
+"""Nodes keep only what their pullbacks read (engine.trim, core.shape_only): the program's
 intermediate arrays are freed when it drops them, as with Autograd's VJP closures, and the
 gradients are the same to the last bit as with everything kept."""
 
@@ -9,15 +9,15 @@ import pytest
 
 import adcli
 from adcli.engine import core
-from adcli.engine.core import _params_read
 from adcli.engine.registry import UFUNCS
+from adcli.engine.trim import params_read
 from adcli.profiler.session import Session, run_with_profile_hook
 
 
 def test_what_a_function_reads_is_read_from_its_bytecode():
-    assert _params_read(lambda g, ans, x: g * np.cos(x)) == {0, 2}
-    assert _params_read(lambda g, ans, x: g * ans) == {0, 1}
-    assert _params_read(lambda g, ans, x, y: g) == {0}
+    assert params_read(lambda g, ans, x: g * np.cos(x)) == {0, 2}
+    assert params_read(lambda g, ans, x: g * ans) == {0, 1}
+    assert params_read(lambda g, ans, x, y: g) == {0}
 
     def captured(g, ans, x):
         return (lambda: x)()
@@ -28,8 +28,8 @@ def test_what_a_function_reads_is_read_from_its_bytecode():
     def sneaky(g, ans, x):
         return locals()["x"]
 
-    assert _params_read(captured) is None and _params_read(star) is None and _params_read(sneaky) is None
-    assert _params_read(np.sin) is None  # not Python code: everything counts as read
+    assert params_read(captured) is None and params_read(star) is None and params_read(sneaky) is None
+    assert params_read(np.sin) is None  # not Python code: everything counts as read
 
 
 TRIMMED = sorted((u.__name__, p) for u, p in UFUNCS.items()

@@ -12,14 +12,12 @@ vector-Jacobian product (VJP) per differentiable argument, ``vjp(g, ans, *args) 
 
 from __future__ import annotations
 
-import dis
-import inspect
-
 import numpy as np
 
 from ..errors import UnsupportedError
 from . import hooks
 from .tape import Tape
+from .trim import node_trim
 
 ndarray = np.ndarray
 # Tracer construction without __init__: assigning the slots directly is ~40% cheaper, and
@@ -87,52 +85,11 @@ class Primitive:
         # their shapes): a plain array argument is then kept as a copy (see kept).
         self.reads = reads
         # For the elementwise fast paths (apply1, apply2): what a node needs to keep, by which
-        # arguments are traced (see _trim); None: everything.
-        self.trim = _trim(vjps)
+        # arguments are traced (see engine.trim); None: everything.
+        self.trim = node_trim(vjps)
 
     def __repr__(self) -> str:
         return f"<primitive {self.name}>"
-
-
-def _params_read(fn) -> set | None:
-    """Positions of ``fn``'s positional parameters its body reads, from its bytecode (a VJP's:
-    1 is ``ans``, 2 and up the arguments); None when that cannot be told: not a plain Python
-    function, ``*args``, a parameter an inner function captures, ``locals()``."""
-    code = getattr(fn, "__code__", None)
-    if code is None or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
-        return None
-    params = code.co_varnames[:code.co_argcount]
-    if set(params) & set(code.co_cellvars) or {"locals", "vars", "eval", "exec"} & set(code.co_names):
-        return None
-    read = set()
-    for ins in dis.get_instructions(code):
-        if ins.opname.startswith("LOAD_FAST") or ins.opname in ("LOAD_DEREF", "DELETE_FAST"):
-            read.update(ins.argval if isinstance(ins.argval, tuple) else (ins.argval,))
-    return {i for i, p in enumerate(params) if p in read}
-
-
-def _trim(vjps: tuple):
-    """What an elementwise node must keep for its pullbacks, by traced arguments: for one
-    argument, ``(ans?, x?)``; for two, a triple of ``(ans?, x?, y?)`` for x traced, y traced,
-    both. A value no VJP that will run reads is not kept (``ans``: None; an argument: its shape,
-    ``shape_only``, which ``unbroadcast`` needs), so the program's intermediate arrays are freed
-    when it drops them rather than when the gradient ends: Autograd's VJP closures keep only
-    what they read, and so do these nodes. None when everything is read."""
-    if len(vjps) not in (1, 2):
-        return None
-    reads = [frozenset() if v is None else _params_read(v) for v in vjps]
-    if any(r is None for r in reads):
-        return None
-    slots = len(vjps) + 2  # g, ans, the arguments
-
-    def need(traced):
-        read = set().union(*(reads[k] for k in traced))
-        return tuple(i in read for i in range(1, slots))
-
-    patterns = [need((0,))] if len(vjps) == 1 else [need((0,)), need((1,)), need((0, 1))]
-    if all(all(p) for p in patterns):
-        return None
-    return patterns[0] if len(vjps) == 1 else tuple(patterns)
 
 
 def mixed_tapes(a: Tracer, b: Tracer):
@@ -144,7 +101,7 @@ def mixed_tapes(a: Tracer, b: Tracer):
 
 def shape_only(v):
     """What a node keeps of an array whose pullbacks read only its shape and dtype (an argument
-    no VJP reads, see _trim; the arguments of rules declared ``reads=False``: sums, roll): a
+    no VJP reads, see engine.trim; the arguments of rules declared ``reads=False``: sums, roll): a
     read-only stride-0 array of the same shape and dtype, one element of memory, shared by every
     node of that shape. The array itself can then be freed as soon as the program drops it,
     rather than at the end of the gradient. Small arrays are kept as they are (cheaper than the
@@ -176,7 +133,7 @@ def kept(v):
 #
 # Node layouts (first element is always the pullback, see tape.backward):
 #   unary:   (pb_unary,   prim, parent_idx, ans, x)
-#   binary:  (pb_binary,  prim, parents, ans, x, y)       parents: ((argnum, idx), ...)
+#   binary:  (pb_binary,  prim, parents, ans, x, y)       parents: (x's idx or None, y's idx or None)
 #   general: (pb_general, prim, parents, ans, vals, kwargs)
 
 
@@ -211,20 +168,35 @@ def passes(g, ans, x, y):
 
 @node_kind(output=3)
 def pb_binary(node, g, acc):
-    _, prim, parents, ans, x, y = node
+    _, prim, (px, py), ans, x, y = node
     vjps = prim.vjps
     grads = acc.grads
-    for argnum, p in parents:
-        vjp = vjps[argnum]
+    # x's share, then y's, unrolled (the scalar loops' hot path: no loop, no pairs)
+    if px is not None:
+        vjp = vjps[0]
         if vjp is not None:
             c = g if vjp is passes else vjp(g, ans, x, y)
-            v = y if argnum else x
-            if type(v) is ndarray or type(c) is ndarray:  # numbers (scalar loops) need no unbroadcast
-                c = unbroadcast(c, v)
-            if grads[p] is None:
-                grads[p] = c
+            if type(x) is ndarray or type(c) is ndarray:  # numbers (scalar loops) need no unbroadcast
+                c = unbroadcast(c, x)
+            if grads[px] is None:
+                grads[px] = c
             else:
-                acc.add(p, c)
+                acc.add(px, c)
+    if py is not None:
+        vjp = vjps[1]
+        if vjp is not None:
+            c = g if vjp is passes else vjp(g, ans, x, y)
+            if type(y) is ndarray or type(c) is ndarray:
+                c = unbroadcast(c, y)
+            if grads[py] is None:
+                grads[py] = c
+            else:
+                acc.add(py, c)
+
+
+def binary_parents(node) -> tuple:
+    """A binary node's ((argnum, idx), ...), as the general nodes list them."""
+    return tuple((k, p) for k, p in enumerate(node[2]) if p is not None)
 
 
 @node_kind(output=3)
@@ -238,7 +210,7 @@ def pb_general(node, g, acc):
 
 
 def unary_node(prim: Primitive, idx: int, ans, xv) -> tuple:
-    """A one-argument elementwise node keeping what its VJP reads (see _trim). The callers
+    """A one-argument elementwise node keeping what its VJP reads (see engine.trim). The callers
     call it only for a primitive with a ``trim`` and an array output of _SHAPE_ONLY_MIN
     elements or more (inline checks: scalar loops pay nothing more)."""
     if hooks._session is not None:  # a profiler counts the outputs: all kept
@@ -272,16 +244,16 @@ def apply2(prim: Primitive, a, b):
             if b.tape is not tape:
                 mixed_tapes(a, b)
             bv = b.value
-            parents = ((0, a.idx), (1, b.idx))
+            parents = (a.idx, b.idx)
         else:
             bv = b
-            parents = ((0, a.idx),)
+            parents = (a.idx, None)
             plain = type(b) is ndarray
     else:
         tape = b.tape
         av = a
         bv = b.value
-        parents = ((1, b.idx),)
+        parents = (None, b.idx)
         plain = type(a) is ndarray
     ans = prim.fwd(av, bv)
     kept_ans = ans
@@ -289,7 +261,8 @@ def apply2(prim: Primitive, a, b):
     # keep what the VJPs read, when the output is an array big enough for that to matter (a
     # profiler counts the outputs: all kept)
     if trim is not None and type(ans) is ndarray and ans.size >= _SHAPE_ONLY_MIN and hooks._session is None:
-        keep_ans, keep_x, keep_y = trim[2 if len(parents) == 2 else parents[0][0]]
+        px, py = parents
+        keep_ans, keep_x, keep_y = trim[0 if py is None else 1 if px is None else 2]  # x traced, y traced, both
         if not keep_ans:
             kept_ans = None
         if not keep_x:
@@ -299,7 +272,7 @@ def apply2(prim: Primitive, a, b):
     else:
         keep_x = keep_y = True
     if plain and prim.reads:  # a plain operand the VJPs read: a copy (see kept)
-        if parents[0][0] == 0:
+        if parents[0] is not None:  # x traced, y the plain operand
             if keep_y:
                 bv = kept(bv)
         elif keep_x:

@@ -18,6 +18,8 @@ from .tape import Tape, backward
 from .where import user_location
 
 ndarray = np.ndarray
+float64 = np.float64
+_ONE = np.float64(1.0)  # the seed of a float64 output (immutable: one object serves every gradient)
 
 
 def _argnums(argnums, argnum):
@@ -208,9 +210,12 @@ def _reverse(f, tape: Tape, out, session):
     if out.tape is not tape:
         raise UnsupportedError(f"{getattr(f, '__name__', 'f')}() returned a value traced by a different gradient computation")
     value = out.value
-    _check_scalar(f, value)
     acc = Accumulator(len(tape.nodes))
-    acc.grads[out.idx] = np.ones_like(value) if type(value) is ndarray else np.result_type(value).type(1.0)
+    if type(value) is float64:  # the usual scalar output, without the checks' and np.result_type's calls
+        acc.grads[out.idx] = _ONE
+    else:
+        _check_scalar(f, value)
+        acc.grads[out.idx] = np.ones_like(value) if type(value) is ndarray else np.result_type(value).type(1.0)
     if session is not None:
         session.backward(tape, acc, out.idx)
     else:

@@ -23,6 +23,9 @@ def norm_axes(axis, ndim: int) -> tuple:
     return tuple(sorted(axes))
 
 
+ndarray = np.ndarray
+
+
 def keep(g, x, axis, keepdims):
     """Give a reduced cotangent (or answer) back its reduced axes as length-1 dimensions."""
     g = np.asarray(g)
@@ -47,9 +50,12 @@ def _spread(g, x, axis, keepdims):
     (np.empty and a broadcasting assignment: a fraction of a microsecond), a read-only broadcast
     view for large ones (no memory; np.broadcast_to's own checks cost about 2 µs, which only
     small arrays notice)."""
-    shape = np.shape(x)
+    if type(x) is ndarray:  # the usual case, without np.shape's and np.size's Python calls
+        shape, size = x.shape, x.size
+    else:
+        shape, size = np.shape(x), np.size(x)
     g = np.asarray(g) if axis is None and not keepdims else keep(g, x, axis, keepdims)
-    if np.size(x) <= _SMALL and g.dtype.kind in "fc":
+    if size <= _SMALL and g.dtype.kind in "fc":
         out = np.empty(shape, g.dtype)
         out[...] = g
         return out

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import TracingError, UnsupportedError
 from . import core, mutation
-from .core import _SHAPE_ONLY_MIN, ArrayTracer, Tracer, _new, apply1, apply2, pb_unary, unary_node
+from .core import _SHAPE_ONLY_MIN, ArrayTracer, Tracer, _new, apply1, apply2, pb_binary, pb_unary, unary_node
 from .dispatch import array_function, ufunc_call
 from .escapes import ARRAY_HINT, NUMBER_HINT, escape_message
 from .registry import FAST_UFUNCS
@@ -31,10 +31,48 @@ ndarray = np.ndarray
 
 
 def _binary(prim):
+    """The operator and its reflection. Numbers (the scalar loops) take an inline path: the node
+    apply2 would record, without its call and its array checks (sum_loop_1000's forward pass
+    ~0.96 -> ~0.8 µs per iteration); everything else goes to apply2."""
+    fwd = prim.fwd
+
     def op(self, other):
+        if type(self) is Tracer:  # a number: ArrayTracer holds arrays
+            to = type(other)
+            if to is Tracer:
+                tape = self.tape
+                if other.tape is tape:
+                    av, bv = self.value, other.value
+                    ans = fwd(av, bv)
+                    if type(ans) is not ndarray:
+                        nodes = tape.nodes
+                        nodes.append((pb_binary, prim, (self.idx, other.idx), ans, av, bv))
+                        t = _new(Tracer)
+                        t.value, t.idx, t.tape = ans, len(nodes) - 1, tape
+                        return t
+            elif to is float or to is int:
+                av = self.value
+                ans = fwd(av, other)
+                if type(ans) is not ndarray:
+                    tape = self.tape
+                    nodes = tape.nodes
+                    nodes.append((pb_binary, prim, (self.idx, None), ans, av, other))
+                    t = _new(Tracer)
+                    t.value, t.idx, t.tape = ans, len(nodes) - 1, tape
+                    return t
         return apply2(prim, self, other)
 
     def rop(self, other):
+        if type(self) is Tracer and (type(other) is float or type(other) is int):
+            bv = self.value
+            ans = fwd(other, bv)
+            if type(ans) is not ndarray:
+                tape = self.tape
+                nodes = tape.nodes
+                nodes.append((pb_binary, prim, (None, self.idx), ans, other, bv))
+                t = _new(Tracer)
+                t.value, t.idx, t.tape = ans, len(nodes) - 1, tape
+                return t
         return apply2(prim, other, self)
 
     return op, rop
@@ -190,7 +228,7 @@ def _install() -> None:
 
 
 def trim_from(size: int) -> int:
-    """Trim the nodes of outputs with at least ``size`` elements (core._trim; 256 by default);
+    """Trim the nodes of outputs with at least ``size`` elements (engine.trim; 256 by default);
     returns the previous setting. The differential fuzzer sets 1, so that its small arrays take
     the same paths as a program's large ones."""
     global _SHAPE_ONLY_MIN

@@ -43,7 +43,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..engine import hooks
-from ..engine.core import Primitive, pb_binary, pb_general, pb_unary, unbroadcast
+from ..engine.core import Primitive, binary_parents, pb_binary, pb_general, pb_unary, unbroadcast
 from ..engine.grad import vjp
 from ..engine.hooks import Session
 from ..engine.rules_linalg import CHOLESKY, _pb_solve, _solve_da_of, _solve_gb, solve
@@ -214,7 +214,8 @@ def _timed_forward(fwd) -> float:
 
 
 def _differentiated(node) -> int:
-    return 1 if node[0] is pb_unary else len(node[2])
+    kind = node[0]
+    return 1 if kind is pb_unary else len(binary_parents(node)) if kind is pb_binary else len(node[2])
 
 
 def _ranks(node, g) -> tuple:
@@ -262,7 +263,7 @@ def _work(node, g) -> float | None:
     if kind is pb_binary:
         _, prim, parents, ans, x, y = node
         t0 = _perf()
-        for argnum, _ in parents:
+        for argnum, _ in binary_parents(node):
             vjp = prim.vjps[argnum]
             if vjp is not None:
                 unbroadcast(vjp(g, ans, x, y), y if argnum else x)

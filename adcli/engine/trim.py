@@ -1,0 +1,49 @@
+"""What an elementwise node keeps for its pullbacks (core.apply1, core.apply2): the values its
+VJPs read, told from their bytecode. A value no VJP reads is not kept, so the program's
+intermediate arrays are freed when it drops them rather than when the gradient ends."""
+
+from __future__ import annotations
+
+import dis
+import inspect
+
+
+def params_read(fn) -> set | None:
+    """Positions of ``fn``'s positional parameters its body reads, from its bytecode (a VJP's:
+    1 is ``ans``, 2 and up the arguments); None when that cannot be told: not a plain Python
+    function, ``*args``, a parameter an inner function captures, ``locals()``."""
+    code = getattr(fn, "__code__", None)
+    if code is None or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
+        return None
+    params = code.co_varnames[:code.co_argcount]
+    if set(params) & set(code.co_cellvars) or {"locals", "vars", "eval", "exec"} & set(code.co_names):
+        return None
+    read = set()
+    for ins in dis.get_instructions(code):
+        if ins.opname.startswith("LOAD_FAST") or ins.opname in ("LOAD_DEREF", "DELETE_FAST"):
+            read.update(ins.argval if isinstance(ins.argval, tuple) else (ins.argval,))
+    return {i for i, p in enumerate(params) if p in read}
+
+
+def node_trim(vjps: tuple):
+    """What an elementwise node must keep for its pullbacks, by traced arguments: for one
+    argument, ``(ans?, x?)``; for two, a triple of ``(ans?, x?, y?)`` for x traced, y traced,
+    both. A value no VJP that will run reads is not kept (``ans``: None; an argument: its shape,
+    ``shape_only``, which ``unbroadcast`` needs), so the program's intermediate arrays are freed
+    when it drops them rather than when the gradient ends: Autograd's VJP closures keep only
+    what they read, and so do these nodes. None when everything is read."""
+    if len(vjps) not in (1, 2):
+        return None
+    reads = [frozenset() if v is None else params_read(v) for v in vjps]
+    if any(r is None for r in reads):
+        return None
+    slots = len(vjps) + 2  # g, ans, the arguments
+
+    def need(traced):
+        read = set().union(*(reads[k] for k in traced))
+        return tuple(i in read for i in range(1, slots))
+
+    patterns = [need((0,))] if len(vjps) == 1 else [need((0,)), need((1,)), need((0, 1))]
+    if all(all(p) for p in patterns):
+        return None
+    return patterns[0] if len(vjps) == 1 else tuple(patterns)
