@@ -87,6 +87,33 @@ def test_arguments_of_other_types_are_a_kind_of_their_own():
     assert calls["numpy.sum(f64[2d])"] == 41 and calls["numpy.sum(f64[1d])"] == 1
 
 
+def test_the_same_array_given_another_rank_in_place_is_another_kind():
+    # the arguments passed again as the same objects are not described again (sampling._same_key),
+    # unless their rank changed: an in-place reshape makes the next gradient another kind
+    loss = adcli.value_and_grad(lambda w, X: np.sum(np.tanh(X * w)))
+    w, X, c = np.ones(3), np.ones((4, 3)), 2.0
+
+    def flatten():
+        X.shape = (12,)
+        return loss(np.ones(12), X)
+
+    steps = [lambda: loss(w, X)] * 30 + [flatten, lambda: loss(np.ones(12), X), lambda: loss(w, c)]
+    profile = _run(Session(overhead_budget=NEVER), steps)
+    calls = _calls(profile)
+    assert calls["numpy.sum(f64[2d])"] == 30 and calls["numpy.sum(f64[1d])"] == 3
+    assert profile.totals.profiled_gradients == 5  # the first two 2-d, both 1-d, the one with a float
+
+
+def test_a_full_recordings_cost_counts_the_hooks_work_around_its_passes():
+    sampler = Sampler(budget=0.1)
+    kind = Kind(None)
+    sampler.done(kind, 1.0, 1.0, False)  # the first: its one-time costs left out
+    sampler.done(kind, 1.0, 1.0, False, 3.0)
+    sampler.done(kind, 1.0, 1.0, False, 1.5)  # never less than its two passes
+    assert kind.warm == 2 and kind.warm_s == 5.0
+    assert kind.seconds == [[3.0, 3.0], [3.0, 3.0]]
+
+
 def test_a_function_made_again_each_step_is_one_kind():
     def loss(w, scale):
         return np.sum(np.sin(w) * scale)

@@ -7,8 +7,12 @@ gradients (a training loop) does not need every one recorded to rank its signatu
 torch.profiler's schedules, the session records the first two gradients of each *kind* (the
 function handed to ``grad``, by its code) in full, times the next one whole, and from then on
 records one in full only while the full recordings' extra time (the first's one-time costs,
-signatures and samples, left out) stays within ``budget`` (10%) of the program's gradient time
-so far, spread evenly over the run. The others are timed whole (forward and reverse), with
+signatures and samples, left out) stays within ``budget`` (5%) of the program's gradient time
+so far, spread evenly over the run. A full recording's time is taken from the session's
+``start`` hook to its ``finish``: the bookkeeping around the two passes (the sampler's choice
+under the lock, the garbage collector's switch) is part of what it costs the program. The
+gradients timed whole cost the hooks' own work, about 1-3 µs each (their arguments' kind
+checked, the time taken), on top of the budget. The others are timed whole (forward and reverse), with
 the hooks doing nothing per call. The call tree's per-run figures are the full recordings'
 scaled, kind by kind: counts (calls, primitives, allocations) by the kind's gradients over its
 full recordings, seconds by the kind's forward (reverse) seconds over its full recordings', so
@@ -32,9 +36,14 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
+from ..engine.descriptors import describe
 from ..engine.signature import signature_key
 
-OVERHEAD_BUDGET = 0.1  # the full recordings' extra time, as a share of the program's gradient time
+ndarray = np.ndarray
+
+OVERHEAD_BUDGET = 0.05  # the full recordings' extra time, as a share of the program's gradient time
 
 
 class Kind:
@@ -98,11 +107,14 @@ class Batch:
     same kind (``code``, ``key``) the thread may time whole without asking: as many as the
     budget says must pass before the next full recording."""
 
-    __slots__ = ("kind", "f", "code", "key", "credit", "n", "forward_s", "reverse_s", "failed", "gc", "hidden", "alone",
+    __slots__ = ("kind", "f", "code", "key", "kept", "credit", "n", "forward_s", "reverse_s", "failed", "gc", "hidden", "alone",
                  "fastest")
 
     def __init__(self) -> None:
         self.kind = self.f = self.code = self.key = None
+        # the arguments of the gradient that set ``key``, those whose descriptors the same
+        # object keeps (see _keepable; None for the others), or None when it had keywords
+        self.kept = None
         self.credit = 0
         self.n = self.failed = 0
         self.forward_s = self.reverse_s = 0.0
@@ -110,6 +122,35 @@ class Batch:
         self.hidden = False  # the session stepped aside for it (hooks uninstalled, see Session.start)
         self.alone = False  # the program had one thread when this thread last asked the sampler
         self.fastest = float("inf")
+
+
+def _keepable(a):
+    """``(a, a.ndim)`` for an argument whose descriptor the next gradient's same object is
+    sure to have (an array: its dtype is fixed, its rank and layout change only by assigning
+    ``.shape``, whose rank is checked; a Python number), else None (a traced value, a
+    container whose items may change)."""
+    t = type(a)
+    if t is ndarray:
+        return (a, a.ndim)
+    if t is float or t is int:
+        return (a, 0)
+    return None
+
+
+def _same_key(batch: Batch, args, kwargs) -> bool:
+    """Whether ``args`` and ``kwargs`` have the descriptors of the batch's kind (``batch.key``):
+    the arguments passed again as the same objects (a training loop's data, its constants)
+    are not described again, the others are."""
+    kept, key = batch.kept, batch.key
+    if kept is None or len(args) != len(kept):
+        return signature_key(tuple(args), kwargs or {}) == key
+    for i, a in enumerate(args):
+        k = kept[i]
+        if k is not None and a is k[0] and (k[1] == 0 or a.ndim == k[1]):
+            continue
+        if describe(a) != key[i]:
+            return False
+    return True
 
 
 _CREDIT_MAX = 1000  # gradients a thread times whole before it asks again, at most
@@ -138,7 +179,7 @@ class Sampler:
         kind as the thread's last): decided by the thread alone, without the lock."""
         if f is not batch.f and kind_of(f) is not batch.code:
             return False
-        if signature_key(tuple(args), kwargs or {}) != batch.key:
+        if not _same_key(batch, args, kwargs):
             return False
         batch.credit -= 1
         return True
@@ -161,13 +202,16 @@ class Sampler:
             self.gradients += 1
         batch.credit = self._credit(kind, full)
         batch.kind, batch.f, batch.code, batch.key = kind, f, code, key[1]
+        batch.kept = None if kwargs else tuple([_keepable(a) for a in args])
         return kind, full
 
-    def done(self, kind: Kind, forward: float, reverse: float, failed: bool) -> None:
-        """A gradient recorded in full ended."""
+    def done(self, kind: Kind, forward: float, reverse: float, failed: bool, cost: float | None = None) -> None:
+        """A gradient recorded in full ended: its ``forward`` and ``reverse`` seconds, and what it
+        cost the program in all (``cost``: the hooks' own work before and after the passes
+        included; the two passes when not given)."""
         if kind.full_done:
             kind.warm += 1
-            kind.warm_s += forward + reverse
+            kind.warm_s += forward + reverse if cost is None else max(cost, forward + reverse)
         kind.full_done += 1
         kind.seconds[0][0] += forward
         kind.seconds[0][1] += reverse

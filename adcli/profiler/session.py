@@ -35,7 +35,7 @@ from ..engine import hooks, library
 from ..engine.core import Tracer, has_tracer
 from ..engine.signature import Signature, signature_key
 from ..engine.tape import backward
-from .paths import default_excluded
+from .paths import code_location, default_excluded
 from .samples import capture
 from .sampling import OVERHEAD_BUDGET, Sampler, merged
 from .stretches import reverse, stretches_of
@@ -108,8 +108,8 @@ class _Thread:
     threads at once (each has its own, see _Local); a plain slotted object, because every
     profiled call reads and writes it several times."""
 
-    __slots__ = ("stack", "tape", "marks", "top", "charged", "t_start", "t_forward", "t_reverse", "done", "kind",
-                 "light", "batch")
+    __slots__ = ("stack", "tape", "marks", "top", "charged", "t_enter", "t_start", "t_forward", "t_reverse", "done",
+                 "kind", "light", "batch")
 
     def __init__(self, root: CallNode, batch):
         self.stack: list = [root]
@@ -120,7 +120,7 @@ class _Thread:
         self.marks: list = []
         self.top = None  # the CallNode of the last mark
         self.charged = 0  # tape nodes covered by marks
-        self.t_start = self.t_forward = self.t_reverse = 0.0
+        self.t_enter = self.t_start = self.t_forward = self.t_reverse = 0.0  # t_enter: start() was called
         self.done = None  # the tape whose reverse pass ran, until finish() adds up its times
         self.kind = None  # the sampling.Kind of the gradient in progress
         self.light = None  # the tape of a gradient timed whole only (not recorded in full, see sampling)
@@ -220,6 +220,7 @@ class Session(hooks.Session):
         if batch.credit > 0 and self.sampler.fast(batch, f, args, kwargs):  # timed whole, without the lock
             kind, full = batch.kind, False
         else:
+            t_enter = _perf()
             with self.lock:
                 kind, full = self.sampler.choose(f, lambda: CallNode(self._root_sig, None), args, kwargs, batch)
                 batch.alone = threading.active_count() == 1
@@ -233,6 +234,7 @@ class Session(hooks.Session):
                     self._timing += 1
         loc.kind = kind
         if full:
+            loc.t_enter = t_enter
             loc.tape = tape
             loc.marks = []
             loc.top = None
@@ -362,7 +364,9 @@ class Session(hooks.Session):
             batch.failed += failed
             return
         with self.lock:
-            self.sampler.done(loc.kind, forward, loc.t_reverse, failed)
+            # what the recording cost the program: from start() to here, the bookkeeping
+            # outside the timed forward and reverse passes included (the budget weighs it)
+            self.sampler.done(loc.kind, forward, loc.t_reverse, failed, _perf() - loc.t_enter)
             self._timing = max(self._timing - 1, 0)
             if self._timing == 0 and self._gc_was_enabled:
                 self._gc_was_enabled = False
@@ -385,7 +389,7 @@ class Session(hooks.Session):
             if sig is None:
                 user = func is not None
                 sig = Observed(len(self.by_id), Signature.from_key(module, qualname, key[3]), "user" if user else "numpy",
-                               _location(func) if user else "")
+                               code_location(func) if user else "")
                 sig.func = func if user else _numpy_func(module, qualname)
                 self.by_id[sig.id] = sig
                 self.signatures[key] = sig
@@ -413,19 +417,6 @@ class Session(hooks.Session):
                 loc.top = top
             top.prims += n - k
             loc.charged = n
-
-
-def _short(filename: str) -> str:
-    try:
-        rel = os.path.relpath(filename)
-    except ValueError:
-        return filename
-    return filename if rel.startswith("..") else rel
-
-
-def _location(func) -> str:
-    code = getattr(func, "__code__", None)
-    return f"{_short(code.co_filename)}:{code.co_firstlineno}" if code is not None else ""
 
 
 def _numpy_func(module: str, qualname: str):
