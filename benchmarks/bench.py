@@ -30,6 +30,7 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import argparse  # noqa: E402
+import gc  # noqa: E402
 import importlib.util  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
@@ -250,7 +251,16 @@ def measure(fn, budget: float, min_sample: float = 1e-3, min_samples: int = 5, m
     Calls are grouped so that one sample lasts at least ``min_sample`` seconds (the timer's own
     cost stays negligible for microsecond calls); the number of samples is chosen so that the
     whole measurement takes about ``budget`` seconds, within [min_samples, max_samples]. A call
-    slower than the budget is sampled fewer times (down to once: its first timing counts)."""
+    slower than the budget is sampled fewer times (down to three: one slow call, a garbage
+    collection's, cannot be the result).
+
+    The process's objects are collected and then frozen first (gc.freeze): after the frameworks
+    and the cases before it, the bench process holds millions of objects, and a gradient that
+    makes many (a scalar loop's tape, autograd's boxes) set off full collections that walked
+    all of them: 50-100x the gradient's own time in some cells (loop_helper_loss: 6.5 ms alone,
+    352 ms after the other cases)."""
+    gc.collect()
+    gc.freeze()
     t0 = time.perf_counter()
     fn()
     once = max(time.perf_counter() - t0, 1e-9)
@@ -259,7 +269,7 @@ def measure(fn, budget: float, min_sample: float = 1e-3, min_samples: int = 5, m
     times = []
     if inner == 1:
         times.append(once)
-        samples = min(samples, max(1, int(3 * budget / once))) - 1
+        samples = max(2, min(samples, int(3 * budget / once)) - 1)
     for _ in range(samples):
         t0 = time.perf_counter()
         for _ in range(inner):
