@@ -87,6 +87,21 @@ def test_oracle_reports_a_wrong_float32_gradient(planted):
     assert run(prog).category == "wrong-gradient"
 
 
+def test_a_float32_program_that_overflows_is_not_judged_but_a_nan_gradient_is(planted):
+    # cosh(100) is inf in float32 and 1 / inf is 0: the value is finite, the gradient's chain
+    # rule meets 0 * inf, as in any float32 arithmetic; the float64 twin's maths is finite
+    f32 = [np.array([1.0, 0.5, -1.0], dtype=np.float32)]
+    o = run(_prog("v1 = np.power(np.cosh(x0 * 100.0), -1.0)", args=f32))
+    assert (o.category, o.check) == ("nonsmooth", "float32 overflow"), o
+
+    @planted(np.sin, "f32[1d]", replace=True)
+    def nan(x):
+        return np.sin(x), lambda g: (np.full_like(x, np.nan),)
+
+    o = run(_prog("v1 = np.sin(x0)", args=f32))  # no overflow: a nan gradient is a wrong one
+    assert (o.category, o.check) == ("wrong-gradient", "structure"), o
+
+
 def test_oracle_reports_a_crash_inside_adcli(planted):
     @planted(np.sin, "f64[1d]", replace=True)
     def broken(x):

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from . import hooks
+from .sums import sum_by_product
 from .tape import Tape
 from .trim import node_trim
 
@@ -409,6 +410,9 @@ def unbroadcast(c, x):
 def sum_to_shape(c: np.ndarray, shape: tuple) -> np.ndarray:
     """Sum ``c`` over the axes that broadcasting added or stretched to reach ``c.shape``."""
     lead = c.ndim - len(shape)
+    by_product = sum_by_product(c, shape, lead)
+    if by_product is not None:
+        return by_product
     if lead:
         c = _add_reduce(c, axis=tuple(range(lead)))  # what c.sum() calls, without its Python layer
     axes = tuple(i for i, n in enumerate(shape) if n == 1 and c.shape[i] != 1)
@@ -418,4 +422,3 @@ def sum_to_shape(c: np.ndarray, shape: tuple) -> np.ndarray:
 
 
 _add_reduce = np.add.reduce
-

@@ -32,7 +32,7 @@ NEXTAFTER = defufunc(np.nextafter, lambda g, ans, x, y: g, lambda g, ans, x, y: 
 def _tie_split(g, ans, x, y, mine):
     # maximum/minimum and friends: the chosen argument gets g; an exact tie splits it evenly.
     chosen = mine == ans
-    if type(g) is np.ndarray and g.dtype.kind == "f" and chosen.shape == g.shape and not (x == y).any():
+    if type(g) is np.ndarray and g.dtype.kind == "f" and chosen.shape == g.shape and not np.equal(x, y).any():
         # no tie (the usual case): the mask as g's dtype times g, ~half the cost of NumPy's
         # mixed bool-float multiply and of the tie-splitting where()
         return g * chosen.astype(g.dtype)

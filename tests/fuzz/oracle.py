@@ -10,7 +10,8 @@ Checks, in order (the first failure decides the category):
    differences along random directions (``wrong-gradient``); differences that do not converge
    across step sizes mean a kink was hit (``nonsmooth``: skipped, not a failure). A float32
    program is compared with differences of its float64 twin (also ``nonsmooth`` when the twin
-   computes something else);
+   computes something else, and when the float32 program overflows on the way and its gradient
+   is not finite: float32 arithmetic then gives inf * 0 where the twin's maths is finite);
 4. a second run gives bit-identical results (``nondeterministic``);
 5. every non-empty proper subset of the float arguments gives the same value and gradients
    (a refusal there is ``subset-refusal``, expected and counted);
@@ -214,6 +215,23 @@ def fd_check(target, argnums, grads, layout, rng, ref, f32, directions=3):
     return "nonsmooth" if nonsmooth else None
 
 
+def _all_finite(grads) -> bool:
+    return all(bool(np.all(np.isfinite(g))) for g in grads)
+
+
+def _overflows(f, args, layout) -> bool:
+    """Whether the (float32) program overflows somewhere on the way to its finite value."""
+    try:
+        with np.errstate(over="raise"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            f(*_point(args, layout))
+    except FloatingPointError:
+        return True
+    except Exception:
+        return False
+    return False
+
+
 def run(prog: Program, directions: int = 3, metamorphic: bool = True) -> Outcome:
     """Classify one program (see the module docstring)."""
     try:
@@ -241,6 +259,8 @@ def _run(f, prog, directions, metamorphic) -> Outcome:
     _judge_call(base, ref, prog.args, argnums, f32, "base", at, refused="refused")
     grads = base.grads
     bad = _structure(prog.args, argnums, grads)
+    if bad and f32 and not _all_finite(grads) and _overflows(f, prog.args, layout):
+        return Outcome("nonsmooth", "float32 overflow")  # inf * 0 in float32 arithmetic, not a rule's slip
     if bad:
         raise _Fail(Outcome("wrong-gradient", "structure", "", "", bad, **at))
     rng = np.random.default_rng(prog.seed)
