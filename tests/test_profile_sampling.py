@@ -104,6 +104,21 @@ def test_the_same_array_given_another_rank_in_place_is_another_kind():
     assert profile.totals.profiled_gradients == 5  # the first two 2-d, both 1-d, the one with a float
 
 
+def test_keywords_or_a_scalar_array_given_a_rank_in_place_make_another_kind():
+    # each after a run of gradients timed whole on the thread's credit (sampling._same_key)
+    loss = adcli.value_and_grad(lambda w, c, scale=1.0: np.sum(np.tanh(w * c)) * scale)
+    w, c = np.ones(3), np.array(2.0)
+
+    def grow():
+        c.shape = (1,)
+        return loss(w, c)
+
+    for last in (grow, lambda: loss(w, c, scale=2.0)):
+        c.shape = ()
+        profile = _run(Session(overhead_budget=NEVER), [lambda: loss(w, c)] * 20 + [last])
+        assert profile.totals.profiled_gradients == 3 and profile.totals.gradients == 21  # two kinds
+
+
 def test_a_full_recordings_cost_counts_the_hooks_work_around_its_passes():
     sampler = Sampler(budget=0.1)
     kind = Kind(None)

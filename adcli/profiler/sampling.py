@@ -11,9 +11,9 @@ signatures and samples, left out) stays within ``budget`` (5%) of the program's 
 so far, spread evenly over the run. A full recording's time is taken from the session's
 ``start`` hook to its ``finish``: the bookkeeping around the two passes (the sampler's choice
 under the lock, the garbage collector's switch) is part of what it costs the program. The
-gradients timed whole cost the hooks' own work, about 1-3 µs each (their arguments' kind
-checked, the time taken), on top of the budget. The others are timed whole (forward and reverse), with
-the hooks doing nothing per call. The call tree's per-run figures are the full recordings'
+others are timed whole (forward and reverse), with the hooks doing nothing per call; they cost
+the hooks' own work, about 1-3 µs each (their arguments' kind checked, the time taken), on top
+of the budget. The call tree's per-run figures are the full recordings'
 scaled, kind by kind: counts (calls, primitives, allocations) by the kind's gradients over its
 full recordings, seconds by the kind's forward (reverse) seconds over its full recordings', so
 that the tree adds up to the run's measured times. Exact counts when a kind's gradients make
@@ -133,7 +133,7 @@ def _keepable(a):
     if t is ndarray:
         return (a, a.ndim)
     if t is float or t is int:
-        return (a, 0)
+        return (a, None)
     return None
 
 
@@ -142,11 +142,11 @@ def _same_key(batch: Batch, args, kwargs) -> bool:
     the arguments passed again as the same objects (a training loop's data, its constants)
     are not described again, the others are."""
     kept, key = batch.kept, batch.key
-    if kept is None or len(args) != len(kept):
+    if kwargs or kept is None or len(args) != len(kept):
         return signature_key(tuple(args), kwargs or {}) == key
     for i, a in enumerate(args):
         k = kept[i]
-        if k is not None and a is k[0] and (k[1] == 0 or a.ndim == k[1]):
+        if k is not None and a is k[0] and (k[1] is None or a.ndim == k[1]):
             continue
         if describe(a) != key[i]:
             return False
