@@ -257,7 +257,7 @@ def measure(fn, budget: float, min_sample: float = 1e-3, min_samples: int = 5, m
     The process's objects are collected and then frozen first (gc.freeze): after the frameworks
     and the cases before it, the bench process holds millions of objects, and a gradient that
     makes many (a scalar loop's tape, autograd's boxes) set off full collections that walked
-    all of them: 50-100x the gradient's own time in some cells (loop_helper_loss: 6.5 ms alone,
+    all of them: 10-60x the gradient's own time in some cells (loop_helper_loss: 6.5 ms alone,
     352 ms after the other cases)."""
     gc.collect()
     gc.freeze()

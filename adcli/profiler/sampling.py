@@ -125,10 +125,10 @@ class Batch:
 
 
 def _keepable(a):
-    """``(a, a.ndim)`` for an argument whose descriptor the next gradient's same object is
-    sure to have (an array: its dtype is fixed, its rank and layout change only by assigning
-    ``.shape``, whose rank is checked; a Python number), else None (a traced value, a
-    container whose items may change)."""
+    """For an argument whose descriptor the next gradient's same object is sure to have:
+    ``(a, a.ndim)`` for an array (its dtype is fixed, its rank and layout change only by
+    assigning ``.shape``, whose rank is checked), ``(a, None)`` for a Python number; else None
+    (a traced value, a container whose items may change)."""
     t = type(a)
     if t is ndarray:
         return (a, a.ndim)
