@@ -9,7 +9,7 @@ import pytest
 
 import adcli
 from adcli.engine.core import Tracer
-from adcli.engine.rules_linalg import _lower_inverse
+from adcli.engine.rules_linalg import _cholesky_vjp, _lower_inverse
 from adcli.errors import UnsupportedError
 from adcli.testing import check_grad
 
@@ -249,6 +249,26 @@ def test_refused_options():
         adcli.grad(lambda a: np.sum(np.linalg.qr(a, mode="complete")[0]))(a.T)
     with pytest.raises(UnsupportedError, match="hermitian"):
         adcli.grad(lambda a: np.sum(np.linalg.pinv(a, hermitian=True)))(spd((3, 3)))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("n", [1, 5, 70])
+def test_the_blas_cholesky_pullback_agrees_with_the_stacked_one(dtype, upper, n):
+    # A single matrix goes through BLAS's triangular product and solves, a stack through the
+    # products with the inverse; a strided cotangent and factor (views) must give the same result.
+    a = spd((n, n)).astype(dtype)
+    ans = np.linalg.cholesky(a, upper=upper)
+    g = arr((n, 2 * n), 4)[:, ::2].astype(dtype)
+    single = _cholesky_vjp(g, ans, a, upper=upper)
+    stacked = _cholesky_vjp(g[None], ans[None], a[None], upper=upper)[0]
+    strided = _cholesky_vjp(g, np.asfortranarray(ans), a, upper=upper)
+    assert single.dtype == dtype and single.shape == (n, n)
+    tol = 1e-4 if dtype == np.float32 else 1e-11
+    scale = np.abs(stacked).max()
+    np.testing.assert_allclose(single, stacked, rtol=0, atol=tol * scale)
+    np.testing.assert_allclose(strided, stacked, rtol=0, atol=tol * scale)
+    assert np.all((np.triu(single, 1) if not upper else np.tril(single, -1)) == 0)
 
 
 @pytest.mark.parametrize("n", [31, 32, 33, 64, 97, 128])
