@@ -81,7 +81,7 @@ def cases():
         ("roll", lambda u: np.roll(u, 3, axis=1), (x,), 0), ("triu", np.triu, (x,), 0),
         ("outer", np.outer, (a, b), (0, 1)), ("kron", np.kron, (s10, t10), (0, 1)),
         ("matmul", np.matmul, (x, y), (0, 1)), ("dot (vector)", np.dot, (v, v), (0, 1)),
-        ("einsum ij,jk", lambda u, w: np.einsum("ij,jk->ik", u, w), (x, y), (0, 1)),
+        ("einsum matmul", lambda u, w: np.einsum("ij,jk->ik", u, w), (x, y), (0, 1)),
         ("cholesky", np.linalg.cholesky, (spd,), 0), ("solve", np.linalg.solve, (spd, y), (0, 1)),
         ("inv", np.linalg.inv, (spd,), 0), ("det", np.linalg.det, (spd,), 0),
         ("slogdet", lambda u: np.linalg.slogdet(u)[1], (spd,), 0),

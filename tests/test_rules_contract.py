@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import adcli
+from adcli.engine import rules_contract
 from adcli.engine.core import Tracer
 from adcli.errors import UnsupportedError
 from adcli.testing import check_grad
@@ -159,6 +160,26 @@ EINSUM_BINARY = [
 @pytest.mark.parametrize("subs,sa,sb", EINSUM_BINARY)
 def test_einsum_binary(subs, sa, sb, dtype):
     check_binary(lambda a, b: np.einsum(subs, a, b), sa, sb, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("subs,sa,sb", EINSUM_BINARY)
+def test_einsum_binary_with_planned_pullbacks(subs, sa, sb, dtype, monkeypatch):
+    # Large pullbacks contract through einsum's optimize (BLAS); every case above, planned
+    monkeypatch.setattr(rules_contract, "_EINSUM_PLAN_MIN", 1)
+    check_binary(lambda a, b: np.einsum(subs, a, b), sa, sb, dtype)
+    monkeypatch.setattr(rules_contract, "_EINSUM_PLAN_MIN", 1 << 60)
+    check_binary(lambda a, b: np.einsum(subs, a, b), sa, sb, dtype)
+
+
+def test_a_large_einsum_pullback_is_planned_and_agrees():
+    a, b = arr((40, 50), 1), arr((60, 50), 2)
+    assert rules_contract._worth_a_plan(["ij", "kj"], [a, b]) and not rules_contract._worth_a_plan(["ij"], [a])
+    f = lambda a, b: readout(np.einsum("ij,kj->ik", a, b))
+    ga, gb = adcli.grad(f, argnums=(0, 1))(a, b)
+    w = np.cos(a @ b.T) * np.random.default_rng(99).uniform(0.5, 1.5, (40, 60))  # readout's cotangent
+    np.testing.assert_allclose(ga, w @ b, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(gb, w.T @ a, rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize(

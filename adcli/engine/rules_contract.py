@@ -8,6 +8,7 @@ of the output cotangent with the *other* operands, laid out like that operand.
 from __future__ import annotations
 
 import functools
+import math
 import operator
 
 import numpy as np
@@ -231,7 +232,7 @@ def _einsum_vjp(k, g, ans, *ops, subs, out, optimize):
     seen = set(out).union(*(set(s) for s, _ in others))
     terms = [out] + [s for s, _ in others] + [c for c in letters if c not in seen]
     arrays = [g] + [o for _, o in others] + [np.ones(size[c]) for c in letters if c not in seen]
-    c = np.einsum(",".join(terms) + "->" + letters, *arrays, optimize=optimize)
+    c = np.einsum(",".join(terms) + "->" + letters, *arrays, optimize=optimize or _worth_a_plan(terms, arrays))
     # NumPy's einsum broadcasts a letter of size 1 against size n: where k had the 1, its
     # cotangent is summed over the n; where k had the n and everything else the 1, c has a 1
     # and is broadcast back to n.
@@ -249,6 +250,23 @@ def _einsum_vjp(k, g, ans, *ops, subs, out, optimize):
         diag[...] = c
         c = full
     return cast_like(c, x)
+
+
+# A pullback's einsum contracts the cotangent with the other operands. NumPy's einsum without
+# optimize loops over every combination of letters in C; with optimize, pairs go to BLAS through
+# tensordot after a planning step of about 6 µs. The plan pays from about 2^15 combinations: 'ik,jk->ij'
+# at n = 100 takes 173 µs without it, 42 µs with it (at n = 30, 8.4 and 9.3 µs).
+_EINSUM_PLAN_MIN = 1 << 15
+
+
+def _worth_a_plan(terms, arrays):
+    if len(arrays) < 2:
+        return False
+    dims = {}
+    for term, a in zip(terms, arrays):
+        for ch, d in zip(term, np.shape(a)):
+            dims[ch] = max(dims.get(ch, 1), d)
+    return math.prod(dims.values()) >= _EINSUM_PLAN_MIN
 
 
 @functools.lru_cache(maxsize=None)
