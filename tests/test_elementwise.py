@@ -632,3 +632,23 @@ def test_floor_division_and_divmod_give_pythons_types(value):
     for got, want in ((t // 0.7, value // 0.7), (2.0 // t, 2.0 // value), (divmod(t, 0.7)[0], divmod(value, 0.7)[0])):
         assert type(got) is type(want) and np.array_equal(got, want)
     assert np.array_equal(divmod(t, 0.7)[1].value, divmod(value, 0.7)[1])
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+def test_unary_vjps_written_in_place_keep_numpys_values_and_dtypes(dtype):
+    # The VJPs write g * d into their own new array d when the result has d's shape and dtype;
+    # every kind of cotangent must give exactly g * d, with NumPy's result dtype and shape.
+    from adcli.engine.rules_elementwise import _over, _times
+
+    x = np.linspace(-0.9, 0.9, 12).reshape(3, 4).astype(dtype)
+    cotangents = [1.5, np.float64(1.5), np.float32(1.5), np.array(1.5, dtype), np.full((3, 4), 1.5, dtype),
+                  np.broadcast_to(np.array(1.5, dtype), (3, 4)), np.ones(4, dtype) * 1.5, np.full((2, 3, 4), 1.5)]
+    for g in cotangents:
+        for op, ref in ((_times, lambda g, d: g * d), (_over, lambda g, d: g / d)):
+            d = np.cos(x)
+            want = ref(g, np.cos(x))
+            got = op(g, d)
+            assert got.dtype == want.dtype and got.shape == want.shape, (type(g), op)
+            assert np.array_equal(got, want), (type(g), op)
+        neg = _times(g, np.cos(x), negate=True)
+        assert np.array_equal(neg, -g * np.cos(x)) and neg.dtype == (-g * np.cos(x)).dtype
