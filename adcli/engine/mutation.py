@@ -74,7 +74,7 @@ def getitem(x: Tracer, idx):
         ans = xv[idx]
         tape = x.tape
         nodes = tape.nodes
-        nodes.append((_pb_getitem, x.idx, idx, xv.shape, xv.dtype, False, None))
+        nodes.append((_pb_getitem, x.idx, idx, xv, None, False, None))  # xv: its shape and dtype, when needed
         t = _new(Tracer)
         t.value = ans
         t.idx = len(nodes) - 1
@@ -96,6 +96,8 @@ def _pb_getitem(node, g, acc):
     _, p, idx, shape, dtype, repeats, _made = node
     buf = acc.grads[p]
     if buf is None or p not in acc.owned:  # else: the buffer an earlier read made (x[i] in a loop)
+        if dtype is None:  # x[i] of a vector keeps the vector (no shape tuple made per read)
+            shape, dtype = shape.shape, shape.dtype
         buf = acc.buffer(p, shape, dtype)
     if not repeats:
         buf[idx] += g
