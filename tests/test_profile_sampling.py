@@ -104,6 +104,24 @@ def test_the_same_array_given_another_rank_in_place_is_another_kind():
     assert profile.totals.profiled_gradients == 5  # the first two 2-d, both 1-d, the one with a float
 
 
+def test_the_differentiated_argument_is_keyed_as_passed():
+    # the engine hands the profiler the arguments as given, not their tracers (a tracer is
+    # described by its value): the same array differentiated again is not described again,
+    # unless its rank changed in place; another dtype is another kind
+    loss = adcli.value_and_grad(lambda w: np.sum(np.tanh(w)))
+    w = np.ones(6)
+
+    def reshape():
+        w.shape = (2, 3)
+        return loss(w)
+
+    steps = [lambda: loss(w)] * 20 + [reshape, lambda: loss(w.astype(np.float32))]
+    profile = _run(Session(overhead_budget=NEVER), steps)
+    calls = _calls(profile)
+    assert calls["numpy.sum(f64[1d])"] == 20 and calls["numpy.sum(f64[2d])"] == 1 and calls["numpy.sum(f32[2d])"] == 1
+    assert profile.totals.profiled_gradients == 4 and profile.totals.gradients == 22
+
+
 def test_keywords_or_a_scalar_array_given_a_rank_in_place_make_another_kind():
     # each after a run of gradients timed whole on the thread's credit (sampling._same_key)
     loss = adcli.value_and_grad(lambda w, c, scale=1.0: np.sum(np.tanh(w * c)) * scale)

@@ -67,6 +67,7 @@ def _differentiate(f: Callable, argnums, cotangent) -> Callable:
         nums_pos = positions.get(len(args))
         if nums_pos is None:
             nums_pos = positions[len(args)] = _positions(f, argnums, nums, len(args))
+        given = args  # the arguments as passed: what a profiler keys the gradient by (a tracer is described by its value)
         tape = Tape()
         args = list(args)
         inputs = []  # (leaves, unflatten, [(leaf position, tracer)]); leaves None for a plain float or array
@@ -88,7 +89,7 @@ def _differentiate(f: Callable, argnums, cotangent) -> Callable:
         library.enter()  # SciPy's Python functions with rules, patched from the first gradient on (engine.library)
         try:
             if session is not None:
-                session.start(tape, f, args, kwargs)
+                session.start(tape, f, given, kwargs)
             lists.enter()  # np.array([...]) of traced values, while f records (engine.lists)
             try:
                 out = f(*args, **kwargs)
