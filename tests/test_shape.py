@@ -180,6 +180,20 @@ def test_stack(axis):
     check_op(lambda a, b: np.stack([a, b, a * b], axis=axis), a, b, argnums=(0, 1))
 
 
+def test_stack_same_tracer_twice_dtypes_and_numpys_errors():
+    x = np.array([1.0, 2.0])
+    g = adcli.grad(lambda x: np.sum(np.stack([x, x * 3.0, x], axis=1) * np.arange(6.0).reshape(2, 3)))(x)
+    np.testing.assert_array_equal(g, [0.0 + 3.0 + 2.0, 3.0 + 12.0 + 5.0])
+    x32 = x.astype(np.float32)
+    ans, g = adcli.value_and_grad(lambda x: np.sum(np.stack([x, np.ones(2)]) ** 2))(x32)
+    assert g.dtype == np.float32 and np.result_type(ans) == np.float64  # float32 stacked with float64
+    traced_dtype = []
+    adcli.grad(lambda x: traced_dtype.append(np.stack([x, x], dtype=np.float64).dtype) or np.sum(x))(x32)
+    assert traced_dtype == [np.dtype(np.float64)]
+    with pytest.raises(ValueError, match="same shape"):
+        adcli.grad(lambda x: np.sum(np.stack([x, np.ones(3)])))(x)
+
+
 def test_stack_of_scalars_and_plain():
     def f(x):
         return wsum(np.stack([x[0], np.float64(2.0), x[2] * x[1]]))

@@ -238,16 +238,25 @@ def _one_tape(items):
     return next(iter(tapes.values()))
 
 
+@node_kind(output=3)
+def _pb_stack(node, g, acc):
+    _, parents, axis, _ans = node
+    lead = (slice(None),) * axis
+    for k, p in parents:
+        acc.add(p, g[lead + (k,)])  # a view of g: the accumulator copies before adding into it
+
+
 @defnative(np.stack)
 def _stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
     if out is not None:
         raise UnsupportedError("np.stack(..., out=...) with traced values: write y = np.stack(...)")
     arrays = list(arrays)
-    if not arrays:
-        raise ValueError("need at least one array to stack")
-    nd = np.ndim(_val(arrays[0])) + 1
-    axis = int(axis) % nd
-    return np.concatenate([np.expand_dims(a, axis) for a in arrays], axis=axis, dtype=dtype)
+    # NumPy's own stack of the values (its result, errors and axis rules), one node for all the
+    # arrays: 3.0 -> ~4 µs for two 100x100 (expand_dims of each, then concatenate: 12.4 µs)
+    ans = np.stack([_val(a) for a in arrays], axis=axis, dtype=dtype, casting=casting)
+    axis = int(axis) % ans.ndim
+    parents = tuple((k, a.idx) for k, a in enumerate(arrays) if isinstance(a, Tracer))
+    return record(_one_tape(arrays), (_pb_stack, parents, axis, ans), ans)
 
 
 # --- selection ---
