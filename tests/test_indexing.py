@@ -111,15 +111,19 @@ def test_read_repeated_rows_broadcast():
     ((50, 64), np.random.default_rng(3).integers(-50, 50, 300)),
     ((4, 8, 5), np.array([3, 3, 1, -4], dtype=np.int32)),  # rows of 40 elements, a 32-bit index
     ((5, 33), np.array([4, 4, 4], dtype=np.uint8)),
+    ((3, 32), np.array([1] * 17 + [0, 2, 1])),  # a row picked 18 times: np.add.at itself
+    ((3, 32), np.array([], dtype=np.int64)),
+    ((3, 32), np.array([2])),
 ])
 def test_read_repeated_wide_rows_sum_each_row_once(shape, idx):
-    # rows of 32 elements or more take the sorted path (mutation._add_rows), not np.add.at
+    # rows of 32 elements or more take the path by occurrence (mutation._add_rows), not
+    # np.add.at, with np.add.at's sums to the bit (each row's shares added in its order)
     x = rand(shape)
-    w = weights(np.shape(x[idx]))
+    w = weights(np.shape(x[idx])) * 1e3 ** np.arange(np.shape(x[idx])[0]).reshape((-1,) + (1,) * (x.ndim - 1)) % 7.3
     g = adcli.grad(lambda x: np.sum(x[idx] * w))(x)
     expected = np.zeros(shape)
     np.add.at(expected, np.asarray(idx), w)
-    np.testing.assert_allclose(g, expected, rtol=1e-14, atol=1e-14)
+    np.testing.assert_array_equal(g, expected)
     check_grad(lambda x: wsum(x[idx]), x)
 
 

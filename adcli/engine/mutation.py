@@ -101,7 +101,7 @@ def _pb_getitem(node, g, acc):
         buf = acc.buffer(p, shape, dtype)
     if not repeats:
         buf[idx] += g
-    elif type(idx) is ndarray and idx.ndim == 1 and np.ndim(g) >= 2 and g[0].size >= _ROWS_MIN:
+    elif type(idx) is ndarray and idx.ndim == 1 and np.ndim(g) >= 2 and np.size(g) >= _ROWS_MIN * max(idx.shape[0], 1):
         _add_rows(buf, idx, g)
     else:
         np.add.at(buf, idx, g)  # x[[0, 0]]: both reads contribute
@@ -112,15 +112,34 @@ _ROWS_MIN = 32  # elements per row: below this np.add.at is as fast (measured, N
 
 def _add_rows(buf, idx, g):
     """``np.add.at(buf, idx, g)`` for rows picked by a 1-d integer array (an embedding lookup, a
-    minibatch drawn with replacement): the rows of ``g`` sorted by index, each run of one index
-    summed (np.add.reduceat), and the sums added once per distinct row. np.add.at adds row by row:
-    2.6x slower for 100 rows of 100, 6x for 1000 rows of 64."""
+    minibatch drawn with replacement): the k-th occurrence of every row is added in one fancy-
+    indexed step (the rows of a step are distinct), so each row gets its shares in np.add.at's
+    order and the sums are the same to the bit. np.add.at adds row by row: 60 µs for 100 rows of
+    100 (24 µs by steps), 400 µs for 1000 rows of 64 (95 µs). A row picked more than
+    _LEVELS_MAX times would take as many steps: np.add.at then."""
+    n = idx.shape[0]
+    if n == 0:
+        return
     if idx.dtype.kind == "i" and idx.min() < 0:
         idx = np.where(idx < 0, idx + buf.shape[0], idx)  # -1 and n-1 are one row
     order = np.argsort(idx, kind="stable")
     rows = idx[order]
-    starts = np.flatnonzero(np.concatenate(([True], rows[1:] != rows[:-1])))
-    buf[rows[starts]] += np.add.reduceat(np.asarray(g)[order], starts, axis=0)
+    first = np.empty(n, bool)
+    first[0] = True
+    np.not_equal(rows[1:], rows[:-1], out=first[1:])
+    at = np.arange(n)
+    rank = at - np.maximum.accumulate(np.where(first, at, 0))  # occurrence number of each sorted position
+    levels = int(rank[-1] if n == 1 else rank.max()) + 1
+    g = np.asarray(g)
+    if levels > _LEVELS_MAX:
+        np.add.at(buf, idx, g)
+        return
+    for k in range(levels):
+        sel = order[rank == k]
+        buf[idx[sel]] += g[sel]
+
+
+_LEVELS_MAX = 16
 
 
 # --- views: NumPy's semantics for writes ----------------------------------------------------
