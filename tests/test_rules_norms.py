@@ -57,3 +57,21 @@ def test_norm_gradients_match_finite_differences(ord, axis):
     check_grad(lambda v: np.sum(np.linalg.norm(v, ord=ord, axis=axis)), x)
     value, _ = adcli.value_and_grad(lambda v: np.sum(np.linalg.norm(v, ord=ord, axis=axis)))(x)
     assert value == np.sum(np.linalg.norm(x, ord=ord, axis=axis))
+
+
+@pytest.mark.parametrize("ord", [2, 3.0, 0.5])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_a_zero_row_gets_the_subgradient_zero_and_the_others_theirs(ord, keepdims):
+    # the pullback divides on the reduced shape and masks only when a norm is zero
+    x = np.array([[3.0, -4.0, 1.0], [0.0, 0.0, 0.0], [0.5, 2.0, -1.5]])
+    w = np.array([1.5, 2.5, -0.5])
+    f = lambda x: np.sum(np.linalg.norm(x, ord=ord, axis=1, keepdims=keepdims).ravel() * w)
+    g = adcli.grad(f)(x)
+    n = np.sum(np.abs(x) ** ord, axis=1) ** (1 / ord)
+    expected = np.zeros_like(x)
+    for i in (0, 2):
+        expected[i] = w[i] * np.sign(x[i]) * (np.abs(x[i]) / n[i]) ** (ord - 1)
+    np.testing.assert_allclose(g, expected, rtol=1e-12, atol=1e-15)
+    assert np.all(g[1] == 0.0)
+    # a whole zero array, and the norm of a whole array with an infinite cotangent's sign
+    assert np.array_equal(adcli.grad(lambda x: np.linalg.norm(x) * 2.0)(np.zeros((2, 2))), np.zeros((2, 2)))
