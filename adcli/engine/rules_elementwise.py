@@ -119,7 +119,12 @@ def _div_dy(g, ans, x, y):
         return g * ans / -y
     if type(y) is np.ndarray and y.dtype.kind == "f" and y.shape != np.shape(g):
         return _mul_vjp(g, ans, y) / -y
-    return -g * ans / y
+    t = g * ans
+    if type(t) is np.ndarray and type(y) is np.ndarray and y.dtype == t.dtype and y.shape == t.shape:
+        # one new array, divided and negated in place: -(g * ans / y) is (-g * ans) / y to the bit
+        np.divide(t, y, out=t)
+        return np.negative(t, out=t)
+    return -t / y
 
 
 def _sign(x):
