@@ -634,8 +634,39 @@ def test_floor_division_and_divmod_give_pythons_types(value):
     assert np.array_equal(divmod(t, 0.7)[1].value, divmod(value, 0.7)[1])
 
 
+@pytest.fixture
+def in_place_always(monkeypatch):
+    """Every VJP that writes into its own new array above a size does so at every size."""
+    from adcli.engine import rules_elementwise, rules_reduce
+
+    monkeypatch.setattr(rules_elementwise, "_IN_PLACE_MIN", 0)
+    monkeypatch.setattr(rules_reduce, "_IN_PLACE_MIN", 0)
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
-def test_unary_vjps_written_in_place_keep_numpys_values_and_dtypes(dtype):
+@pytest.mark.parametrize("kind,shape", SHAPES, ids=[f"{k}{s}" for k, s in SHAPES])
+@pytest.mark.parametrize("ufunc", UNARY, ids=lambda u: u.__name__)
+def test_unary_ufunc_with_vjps_in_place(ufunc, kind, shape, dtype, in_place_always):
+    test_unary_ufunc(ufunc, kind, shape, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+@pytest.mark.parametrize("which", ["first", "second", "both"])
+@pytest.mark.parametrize("ufunc", [np.maximum, np.minimum, np.divide], ids=lambda u: u.__name__)
+def test_binary_vjps_in_place(ufunc, which, dtype, in_place_always):
+    for case in BIN_SHAPES:
+        test_binary_ufunc(ufunc, case, which, dtype)
+
+
+def test_reductions_to_one_entry_in_place(in_place_always):
+    x = np.random.default_rng(4).standard_normal((3, 4))
+    for f in (lambda x: weighted_sum(np.max(x, axis=1)), lambda x: weighted_sum(np.min(x, axis=0, keepdims=True))):
+        check_grad(f, x)
+        check_grad(f, x.astype(np.float32))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+def test_unary_vjps_written_in_place_keep_numpys_values_and_dtypes(dtype, in_place_always):
     # The VJPs write g * d into their own new array d when the result has d's shape and dtype;
     # every kind of cotangent must give exactly g * d, with NumPy's result dtype and shape.
     from adcli.engine.rules_elementwise import _over, _times

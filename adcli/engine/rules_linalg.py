@@ -54,10 +54,14 @@ def _one_triangle(G, lower=True):
     """The gradient w.r.t. the triangle NumPy reads, from G whose symmetric part is the
     gradient for symmetric perturbations (see the module docstring): G + G^T strictly inside
     the triangle, G's diagonal on it, zeros elsewhere."""
+    n = G.shape[-1]
     R = G + _T(G)
-    d = np.arange(G.shape[-1])
+    d = np.arange(n)
     R[..., d, d] = G[..., d, d]
-    return np.tril(R) if lower else np.triu(R)
+    # zeros written outside the triangle in place (np.tril would make a second n x n array)
+    outside = ~np.tri(n, dtype=bool) if lower else np.tri(n, k=-1, dtype=bool)
+    np.copyto(R, 0.0, where=outside)
+    return R
 
 
 def _off_diagonal_inverse(d):
@@ -177,8 +181,8 @@ def _triangular_blas_S(L, gL):
     U = np.ascontiguousarray(L).T
     n = L.shape[-1]
     # (L^T tril(gL))^T = tril(gL)^T L: B op(U) with op(U) = U^T = L
-    C = trmm(1.0, U, np.tril(gL).T, side=1, lower=0, trans_a=1, overwrite_b=1).T
-    P = np.tril(C)
+    P = trmm(1.0, U, np.tril(gL).T, side=1, lower=0, trans_a=1, overwrite_b=1).T
+    np.copyto(P, 0.0, where=~np.tri(n, dtype=bool))  # tril, in place
     d = np.arange(n)
     P[d, d] *= 0.5
     Xt = trsm(1.0, U, P.T, side=0, lower=0, trans_a=0, overwrite_b=1)  # (P L^-1)^T = L^-T P^T
