@@ -114,7 +114,8 @@ def test_a_rule_reuses_the_forwards_factorization_of_a_solve_with_one_right_hand
 
 def test_a_rule_needs_only_the_inverse_of_a_cholesky_factor():
     # a Gaussian log-likelihood: its closed form is K^-1 = L^-T L^-1 from the forward's factor,
-    # not the generic Cholesky pullback's four products
+    # not the generic Cholesky pullback's triangular product and two solves (0.79 of it at
+    # n = 200 since the pullback takes BLAS's trsm; 0.6 when it took four products)
     rng = np.random.default_rng(6)
     A = rng.standard_normal((200, 200))
     K, y = A @ A.T + 200 * np.eye(200), rng.standard_normal(200)
@@ -125,7 +126,7 @@ def test_a_rule_needs_only_the_inverse_of_a_cholesky_factor():
         return -0.5 * np.dot(z, z) - np.sum(np.log(np.diagonal(L)))
 
     parts = decompose(vjp(loglik, (0, 1), 1.0), [K, y])
-    assert parts.lean_pullback_s < 0.75 * parts.vector_pullback_s, parts
+    assert parts.lean_pullback_s < 0.9 * parts.vector_pullback_s, parts
 
 
 def test_a_closed_forms_per_call_cost_counts_each_operation_once_and_at_most_a_numpy_call_per_argument():

@@ -113,3 +113,51 @@ def test_a_profiler_sees_every_output_kept():
     unary, binary = [n for n in kept if n[0] is core.pb_unary], [n for n in kept if n[0] is core.pb_binary]
     assert unary[0][3] is None and unary[0][4] is not None
     assert binary[0][3] is None and binary[0][4].strides == (0,) and binary[0][5].strides == (0,)
+
+
+def test_a_parameter_read_for_its_shape_only_is_not_counted():
+    from adcli.engine.trim import shape_read, vjp_reads
+
+    vjp = shape_read("x")(lambda g, ans, x, y: g * y + 0 * np.size(x))
+    assert params_read(vjp) == {0, 3}
+    assert vjp_reads((None, vjp)) == (frozenset(), frozenset({0, 3}))
+    assert vjp_reads((lambda g, *rest: g,)) is None
+
+
+def _where_and_product(v, w):
+    m = np.where(v > 0.5, v * w, -v)  # where: keeps its mask; the product keeps w for v's cotangent
+    return np.sum(np.sin(m) * np.linspace(1.0, 2.0, m.size))
+
+
+def test_general_nodes_keep_what_their_vjps_read_and_give_the_same_gradients():
+    x, w = np.linspace(0.1, 1.0, 400), np.linspace(2.0, 3.0, 400)
+    kept = []
+
+    def f(v, w):
+        out = _where_and_product(v, w)
+        kept.extend(node for node in out.tape.nodes if node)
+        return out
+
+    g = adcli.grad(f, argnums=(0, 1))(x, w)
+    where = [n for n in kept if n[0] is core.pb_general and n[1].name == "numpy.where"][0]
+    _, _, _, ans, (mask, a, b), _ = where
+    assert ans is None and mask.dtype == bool and a.strides == (0,) and b.strides == (0,)
+    product = [n for n in kept if n[0] is core.pb_binary and n[1].name == "numpy.multiply"][0]
+    assert product[4].strides != (0,) and product[5].strides != (0,)  # both traced: each VJP reads the other
+    kept.clear()
+    only_v = adcli.grad(f)(x, w)
+    product = [n for n in kept if n[0] is core.pb_binary and n[1].name == "numpy.multiply"][0]
+    assert product[4].strides == (0,) and product[5].strides != (0,)  # v's VJP reads w, not v
+    # the same gradients to the last bit with everything kept (as under a profiler)
+    prims = [p for p in {n[1] for n in kept if n[0] in (core.pb_general, core.pb_binary)}]
+    saved = {p: (p.trim, p.reads_each) for p in prims}
+    try:
+        for p in prims:
+            p.trim, p.reads_each = None, None
+        full = adcli.grad(f, argnums=(0, 1))(x, w)
+        full_v = adcli.grad(f)(x, w)
+    finally:
+        for p, (t, r) in saved.items():
+            p.trim, p.reads_each = t, r
+    for a, b in zip(g + (only_v,), full + (full_v,)):
+        np.testing.assert_array_equal(a, b)

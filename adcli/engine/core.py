@@ -16,9 +16,10 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from . import hooks
+from .keep import kept
 from .sums import sum_by_product
 from .tape import Tape
-from .trim import node_trim
+from .trim import node_trim, vjp_reads
 
 ndarray = np.ndarray
 # Tracer construction without __init__: assigning the slots directly is ~40% cheaper, and
@@ -76,7 +77,7 @@ class Primitive:
     ``vjps[k]`` is ``None`` for an argument that is not differentiable (an index, an axis).
     """
 
-    __slots__ = ("name", "fwd", "vjps", "reads", "trim")
+    __slots__ = ("name", "fwd", "vjps", "reads", "trim", "reads_each")
 
     def __init__(self, name: str, fwd, *vjps, reads: bool = True) -> None:
         self.name = name
@@ -88,6 +89,8 @@ class Primitive:
         # For the elementwise fast paths (apply1, apply2): what a node needs to keep, by which
         # arguments are traced (see engine.trim); None: everything.
         self.trim = node_trim(vjps)
+        # For any other node (record_general): the positions each VJP reads; None: everything.
+        self.reads_each = vjp_reads(vjps) if reads else None
 
     def __repr__(self) -> str:
         return f"<primitive {self.name}>"
@@ -120,14 +123,6 @@ def shape_only(v):
 
 _SHAPE_ONLY_MIN = 256
 _STAND_INS: dict = {}
-
-
-def kept(v):
-    """A plain (untraced) array that a pullback will read: NumPy lets the program write into it
-    after this operation (a reused buffer, ``w *= 2``), which would silently change the
-    gradient, so the tape keeps a copy. Traced values need none: the engine never writes into
-    memory a tape node holds (copy-on-write, engine.mutation)."""
-    return v.copy() if isinstance(v, ndarray) and v.size else v
 
 
 # --- recording ------------------------------------------------------------------------------
@@ -275,9 +270,9 @@ def apply2(prim: Primitive, a, b):
     if plain and prim.reads:  # a plain operand the VJPs read: a copy (see kept)
         if parents[0] is not None:  # x traced, y the plain operand
             if keep_y:
-                bv = kept(bv)
+                bv = kept(bv, tape)
         elif keep_x:
-            av = kept(av)
+            av = kept(av, tape)
     nodes = tape.nodes
     nodes.append((pb_binary, prim, parents, kept_ans, av, bv))
     t = _new(ArrayTracer if type(ans) is ndarray else Tracer)
@@ -329,7 +324,15 @@ def _parents(prim, args):
 def record_general(prim, tape, parents, ans, args, vals, kwargs):
     kept_ans = ans
     if prim.reads:
-        vals = [kept(v) if v is a else v for v, a in zip(vals, args)]  # the plain ones
+        each = prim.reads_each
+        if each is None or hooks._session is not None:  # (a profiler counts the outputs: all kept)
+            vals = [kept(v, tape) if v is a else v for v, a in zip(vals, args)]  # the plain ones
+        else:  # what the traced arguments' VJPs read (see engine.trim): the rest as stand-ins
+            read = each[parents[0][0]] if len(parents) == 1 else frozenset().union(*(each[k] for k, _ in parents))
+            if 1 not in read:
+                kept_ans = None
+            vals = [(kept(v, tape) if v is a else v) if i + 2 in read else shape_only(v)
+                    for i, (v, a) in enumerate(zip(vals, args))]
     elif hooks._session is None:  # the pullbacks read shapes only (see shape_only)
         vals, kept_ans = [shape_only(v) for v in vals], None
     nodes = tape.nodes

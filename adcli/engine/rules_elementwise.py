@@ -12,6 +12,7 @@ import numpy as np
 
 from .core import Primitive, passes
 from .registry import defufunc_rule
+from .trim import shape_read
 
 LN2 = np.log(2.0)
 LN10 = np.log(10.0)
@@ -150,7 +151,10 @@ def _sign(x):
 # Explicit ufunc calls (np.add(x, y)) keep the ufunc's own semantics (e.g. 1.0 / 0.0 = inf).
 ADD = defufunc(np.add, passes, passes, fwd=operator.add, reads=False)
 SUBTRACT = defufunc(np.subtract, passes, lambda g, ans, x, y: -g, fwd=operator.sub, reads=False)
-MULTIPLY = defufunc(np.multiply, lambda g, ans, x, y: _mul_vjp(g, y, x), lambda g, ans, x, y: _mul_vjp(g, x, y), fwd=operator.mul)
+# each VJP reads the other argument, and its own for its shape only (_mul_vjp's target): a node
+# keeps y for x's cotangent and x for y's, not both (4.0 * u keeps 4.0, not u)
+MULTIPLY = defufunc(np.multiply, shape_read("x")(lambda g, ans, x, y: _mul_vjp(g, y, x)),
+                    shape_read("y")(lambda g, ans, x, y: _mul_vjp(g, x, y)), fwd=operator.mul)
 DIVIDE = defufunc(np.true_divide, lambda g, ans, x, y: g / y, _div_dy, fwd=operator.truediv)
 NEGATIVE = defufunc(np.negative, lambda g, ans, x: -g, fwd=operator.neg)
 POSITIVE = defufunc(np.positive, lambda g, ans, x: g, fwd=operator.pos)

@@ -135,7 +135,7 @@ def _solve(a, b):
     ans = solve(*vals)
     if tape is None or not parents:
         return ans
-    av, bv = (kept(v) if v is arg else v for v, arg in zip(vals, (a, b)))  # plain operands: kept copies
+    av, bv = (kept(v, tape) if v is arg else v for v, arg in zip(vals, (a, b)))  # plain operands: kept copies
     return record(tape, (_pb_solve, tuple(parents), ans, av, bv), ans)
 
 

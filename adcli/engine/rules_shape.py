@@ -12,6 +12,7 @@ from . import hooks
 from .core import Primitive, Tracer, apply, mixed_tapes, node_kind, nondiff, record, sum_to_shape, unbroadcast
 from .mutation import setitem, viewing
 from .registry import defnative
+from .trim import shape_read
 
 ndarray = np.ndarray
 
@@ -264,8 +265,9 @@ WHERE = Primitive(
     "numpy.where",
     lambda c, x, y: np.where(c, x, y),
     None,
-    lambda g, ans, c, x, y: unbroadcast(np.where(c, g, 0.0), x),
-    lambda g, ans, c, x, y: unbroadcast(np.where(c, 0.0, g), y),
+    # the condition is read, the branches for their shapes only: a node keeps the mask alone
+    shape_read("x")(lambda g, ans, c, x, y: unbroadcast(np.where(c, g, 0.0), x)),
+    shape_read("y")(lambda g, ans, c, x, y: unbroadcast(np.where(c, 0.0, g), y)),
 )
 
 

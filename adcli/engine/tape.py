@@ -41,10 +41,12 @@ class _ClosedNodes(list):
 class Tape:
     """An append-only list of nodes; ``nodes[i]`` made the traced value with index ``i``."""
 
-    __slots__ = ("nodes", "escape")
+    __slots__ = ("nodes", "escape", "copies")
 
     def __init__(self) -> None:
         self.nodes: list = []
+        # The copies of plain arrays the pullbacks read, by the array's id (see core.kept).
+        self.copies: dict | None = None
         # An error to raise when the differentiated function returns: an escape that could only
         # be noticed, not stopped, where it happened (see tracer_api, plain[i] = 0-d tracer).
         self.escape: Exception | None = None

@@ -8,10 +8,21 @@ import dis
 import inspect
 
 
+def shape_read(*names):
+    """Declare that a VJP reads the parameters ``names`` for their shape and dtype only
+    (``unbroadcast(c, x)``, a target shape): a node may then keep a stand-in of that shape and
+    dtype (core.shape_only) instead of the array."""
+    def mark(fn):
+        fn.__adcli_shape_read__ = frozenset(names)
+        return fn
+    return mark
+
+
 def params_read(fn) -> set | None:
     """Positions of ``fn``'s positional parameters its body reads, from its bytecode (a VJP's:
-    1 is ``ans``, 2 and up the arguments); None when that cannot be told: not a plain Python
-    function, ``*args``, a parameter an inner function captures, ``locals()``."""
+    1 is ``ans``, 2 and up the arguments), less those declared read for their shape only
+    (shape_read); None when that cannot be told: not a plain Python function, ``*args``, a
+    parameter an inner function captures, ``locals()``."""
     code = getattr(fn, "__code__", None)
     if code is None or code.co_flags & (inspect.CO_VARARGS | inspect.CO_VARKEYWORDS):
         return None
@@ -22,7 +33,15 @@ def params_read(fn) -> set | None:
     for ins in dis.get_instructions(code):
         if ins.opname.startswith("LOAD_FAST") or ins.opname in ("LOAD_DEREF", "DELETE_FAST"):
             read.update(ins.argval if isinstance(ins.argval, tuple) else (ins.argval,))
+    read -= getattr(fn, "__adcli_shape_read__", frozenset())
     return {i for i, p in enumerate(params) if p in read}
+
+
+def vjp_reads(vjps: tuple) -> tuple | None:
+    """For a node of any arity (core.record_general): the positions each VJP reads (frozenset;
+    empty for None, a non-differentiable argument), or None when one cannot be told."""
+    reads = tuple(frozenset() if v is None else params_read(v) for v in vjps)
+    return None if any(r is None for r in reads) else tuple(frozenset(r) for r in reads)
 
 
 def node_trim(vjps: tuple):

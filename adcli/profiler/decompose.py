@@ -159,14 +159,14 @@ def _is_cholesky(node) -> bool:
 
 def _lean_cholesky(node, work: float | None) -> float:
     """The share of a ``np.linalg.cholesky(a)`` node's pullback a closed form needs. The generic
-    pullback takes L^T G, the inverse of L and two more products (L^-T P L^-1): about seven n^3
-    flops. A scalar objective that reaches a only through its factor's solves and log-determinant
-    (a Gaussian likelihood, a Gaussian process's marginal likelihood: the uses of a Cholesky
-    factor) has a closed form in K^-1 = L^-T L^-1: the inverse of the forward's factor (by
-    np.linalg.inv, as a rule written with NumPy alone computes it) and one product. So that is
-    what counts: both timed here, over the pullback's own time (``work``).
-    A function using its factor's entries otherwise is credited with more than a rule saves
-    there; the gp workloads' predictions were 0.7x their measured savings before it."""
+    pullback takes L^T G and two triangular solves (L^-T P L^-1, BLAS's trmm and trsm: three n^3
+    flops) and folds the result onto a triangle. A scalar objective that reaches a only through its
+    factor's solves and log-determinant (a Gaussian likelihood, a Gaussian process's marginal
+    likelihood: the uses of a Cholesky factor) has a closed form in K^-1 = L^-T L^-1: the inverse of
+    the forward's factor (by np.linalg.inv, as a rule written with NumPy alone computes it) and one
+    product. So that is what counts: both timed here, over the pullback's own time (``work``). A
+    function using its factor's entries otherwise is credited with more than a rule saves there; the
+    gp workloads' predictions were 0.7x their measured savings before it."""
     _, _, _, L, _, kwargs = node
     if work is None or work <= 0 or type(L) is not np.ndarray or L.ndim != 2:
         return 1.0
