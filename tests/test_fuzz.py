@@ -27,7 +27,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SAMPLE = 300
 
 
-def test_fixed_sample_has_no_wrong_values_gradients_or_crashes():
+@pytest.fixture
+def as_the_campaign():
+    """The engine's memory-saving paths at every size, as a fuzz campaign runs them
+    (tests/fuzz/campaign.py): the small arrays of its programs take the large arrays' paths."""
+    from adcli.engine.tracer_api import memory_paths_from
+
+    memory_paths_from(1)
+    yield
+    memory_paths_from(None)
+
+
+def test_fixed_sample_has_no_wrong_values_gradients_or_crashes(as_the_campaign):
     categories, failures = {}, []
     for seed in range(SAMPLE):
         prog = generate(seed)
@@ -205,7 +216,7 @@ REGRESSIONS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fuzz", "
 
 
 @pytest.mark.parametrize("name", sorted(f for f in os.listdir(REGRESSIONS) if f.endswith(".py")))
-def test_fixed_findings_stay_fixed(name):
+def test_fixed_findings_stay_fixed(name, as_the_campaign):
     from tests.fuzz.report import load
 
     prog = load(os.path.join(REGRESSIONS, name))

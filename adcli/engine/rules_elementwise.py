@@ -88,7 +88,7 @@ def _tie_split(g, ans, x, y, mine):
         # no tie (the usual case): the mask as g's dtype times g, ~half the cost of NumPy's
         # mixed bool-float multiply and of the tie-splitting where()
         mask = chosen.astype(g.dtype)
-        return np.multiply(mask, g, out=mask) if mask.size > _IN_PLACE_MIN else mask * g
+        return np.multiply(mask, g, out=mask) if type(mask) is ndarray and mask.size > _IN_PLACE_MIN else mask * g
     return g * np.where(x == y, 0.5, chosen)
 
 

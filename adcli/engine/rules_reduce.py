@@ -92,7 +92,7 @@ def _choose_vjp(g, ans, x, axis=None, keepdims=False):
     if type(x) is np.ndarray and x.dtype.kind == "f" and np.count_nonzero(hit) == np.size(ans):
         # one maximal entry each (no tie, no nan): the mask times g, in place when g has x's dtype
         mask = hit.astype(x.dtype)
-        if mask.size > _IN_PLACE_MIN and getattr(g, "dtype", x.dtype) == x.dtype:
+        if type(mask) is np.ndarray and mask.size > _IN_PLACE_MIN and getattr(g, "dtype", x.dtype) == x.dtype:
             return np.multiply(mask, g, out=mask)
         return mask * g
     return np.where(hit, g / hit.sum(axis=norm_axes(axis, np.ndim(x)), keepdims=True), 0.0)

@@ -227,14 +227,18 @@ def _install() -> None:
     T.__getattr__ = _missing_attribute
 
 
-def trim_from(size: int) -> int:
-    """Trim the nodes of outputs with at least ``size`` elements (engine.trim; 256 by default);
-    returns the previous setting. The differential fuzzer sets 1, so that its small arrays take
-    the same paths as a program's large ones."""
+def memory_paths_from(size: int | None) -> None:
+    """Take the engine's memory-saving paths from ``size`` elements on: nodes trimmed to what
+    their pullbacks read (engine.trim, 256 by default), copies of plain arrays shared
+    (engine.keep, 256), VJPs' products written into their own arrays (above 4096); None: the
+    defaults. The differential fuzzer sets 1, so that its small arrays take the same paths as a
+    program's large ones."""
+    from . import keep, rules_elementwise, rules_reduce
+
     global _SHAPE_ONLY_MIN
-    old, _SHAPE_ONLY_MIN = _SHAPE_ONLY_MIN, size
-    core._SHAPE_ONLY_MIN = size
-    return old
+    trim, in_place = (256, 4096) if size is None else (size, size - 1)
+    _SHAPE_ONLY_MIN = core._SHAPE_ONLY_MIN = keep._SHARE_MIN = trim
+    rules_elementwise._IN_PLACE_MIN = rules_reduce._IN_PLACE_MIN = in_place
 
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):

@@ -13,7 +13,7 @@ import time
 from collections import Counter
 
 from adcli.engine import mutation
-from adcli.engine.tracer_api import trim_from
+from adcli.engine.tracer_api import memory_paths_from
 
 from . import grammar
 from .grammar import generate
@@ -29,7 +29,7 @@ PROGRAM_TIMEOUT = 60  # seconds for generating and checking one program
 
 def worker(wid, jobs, seed0, count, deadline, q, do_shrink):
     """Check programs seed0 + wid, seed0 + wid + jobs, ... until ``count`` or ``deadline``."""
-    trim_from(1)  # nodes keep only what their pullbacks read at every size, as large arrays do
+    memory_paths_from(1)  # trimmed nodes, shared copies, in-place VJPs at every size, as for large arrays
     mutation._ROWS_MIN = 1  # repeated rows summed by sorting at every row width, as wide rows are
     stats = {"counts": Counter(), "refusals": Counter(), "kinds": Counter(), "kinds_refused": Counter(),
              "kinds_failed": Counter(), "fuzzer_errors": Counter(), "programs": 0, "statements": 0,
