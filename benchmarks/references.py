@@ -109,6 +109,17 @@ def _kron_pullback(a, b):
 # --- gp_lml ------------------------------------------------------------------------------------
 
 
+def _cholesky_inverse(L):
+    """K^-1 from K's lower Cholesky factor, as GP code computes it (GPy's dpotri, scikit-learn's
+    cho_solve): LAPACK's potri gives one triangle, copied onto the other."""
+    from scipy.linalg import lapack
+
+    half, info = lapack.dpotri(L, lower=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"potri failed ({info})")
+    return half + np.tril(half, -1).T
+
+
 def _gp_lml(x, y, s):
     n = x.shape[0]
     D = x[:, None] - x[None, :]
@@ -120,8 +131,7 @@ def _gp_lml(x, y, s):
     value = -0.5 * (np.dot(y, alpha) + logdet + n * np.log(2.0 * np.pi))
 
     def pullback(g):
-        Linv = np.linalg.solve(L, np.eye(n))
-        W = (0.5 * g) * (np.outer(alpha, alpha) - Linv.T @ Linv)  # d value / d K (symmetric)
+        W = (0.5 * g) * (np.outer(alpha, alpha) - _cholesky_inverse(L))  # d value / d K (symmetric)
         gx = -2.0 * np.sum(W * D * E, axis=1)
         return gx, -g * alpha, float(np.trace(W))
 
@@ -688,8 +698,12 @@ def _rbf_cov_vjp(W, Kf, diffs, lengthscales):
     g_scale = np.sum(WK)
     g_logl = np.einsum("ij,ijd->d", WK, diffs**2)
 
-    def gdiff():  # d value / d diffs
-        return -WK[:, :, None] * diffs
+    made = []
+
+    def gdiff():  # d value / d diffs, made once for x's and xp's cotangents (the same array in a GP)
+        if not made:
+            made.append(-WK[:, :, None] * diffs)
+        return made[0]
     return (np.concatenate(([g_scale], g_logl)), lambda: np.sum(gdiff(), axis=1) / lengthscales,
             lambda: -np.sum(gdiff(), axis=0) / lengthscales)
 
@@ -714,9 +728,10 @@ def _gp_hyper_lml(params, x, y):
     value = -0.5 * np.dot(r, r) - np.sum(np.log(np.diag(L))) - 0.5 * n * np.log(2 * np.pi)
 
     def pullback(g):
-        alpha = np.linalg.solve(L.T, r)
-        Linv = np.linalg.solve(L, np.eye(n))
-        W = (0.5 * g) * (np.outer(alpha, alpha) - Linv.T @ Linv)  # d value / d cov_y_y (symmetric)
+        from scipy.linalg import solve_triangular
+
+        alpha = solve_triangular(L, r, lower=True, trans="T")  # K^-1 (y - mean), with the factor's triangle
+        W = (0.5 * g) * (np.outer(alpha, alpha) - _cholesky_inverse(L))  # d value / d cov_y_y (symmetric)
         gk, gx, gxp = _rbf_cov_vjp(W, Kf, diffs, lengthscales)
         gparams = np.concatenate(([g * np.sum(alpha), np.trace(W) * np.exp(params[1])], gk))
         return gparams, lambda: gx() + gxp(), lambda: -g * alpha

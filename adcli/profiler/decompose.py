@@ -160,23 +160,29 @@ def _is_cholesky(node) -> bool:
 def _lean_cholesky(node, work: float | None) -> float:
     """The share of a ``np.linalg.cholesky(a)`` node's pullback a closed form needs. The generic
     pullback takes L^T G and two triangular solves (L^-T P L^-1, BLAS's trmm and trsm: three n^3
-    flops) and folds the result onto a triangle. A scalar objective that reaches a only through its
-    factor's solves and log-determinant (a Gaussian likelihood, a Gaussian process's marginal
-    likelihood: the uses of a Cholesky factor) has a closed form in K^-1 = L^-T L^-1: the inverse of
-    the forward's factor (by np.linalg.inv, as a rule written with NumPy alone computes it) and one
-    product. So that is what counts: both timed here, over the pullback's own time (``work``). A
-    function using its factor's entries otherwise is credited with more than a rule saves there; the
-    gp workloads' predictions were 0.7x their measured savings before it."""
+    flops) and folds the result onto a triangle. A scalar objective that reaches a only through
+    its factor's solves and log-determinant (a Gaussian likelihood, a Gaussian process's marginal
+    likelihood: the uses of a Cholesky factor) has a closed form in K^-1, which LAPACK's potri
+    computes from the forward's factor in two thirds of n^3 flops (scipy.linalg.lapack, as a GP
+    rule is written: GPy's and scikit-learn's take K^-1 or K^-1 y from the factor). So that is what
+    counts: potri and the copy of its triangle onto the other, timed here, over the pullback's own
+    time (``work``). A function using its factor's entries otherwise is credited with more than a
+    rule saves there; the gp workloads' predictions were 0.7x their measured savings before it."""
     _, _, _, L, _, kwargs = node
-    if work is None or work <= 0 or type(L) is not np.ndarray or L.ndim != 2:
+    if work is None or work <= 0 or type(L) is not np.ndarray or L.ndim != 2 or L.dtype.kind != "f":
         return 1.0
     try:
-        Lf = L.T if kwargs.get("upper") else L
+        from scipy.linalg import lapack
+
+        potri = lapack.get_lapack_funcs("potri", (L,))
+        lower = not kwargs.get("upper")
         t0 = _perf()
-        Li = np.linalg.inv(Lf)  # NumPy has no triangular inverse: what a rule written with it calls
-        Li.T @ Li
+        half, info = potri(L, lower=lower)  # K^-1's triangle, from the factor
+        inverse = half + (np.tril(half, -1) if lower else np.triu(half, 1)).T
         closed = _perf() - t0
-    except Exception:  # noqa: BLE001 - values no longer invertible (mutated since): not known
+    except Exception:  # noqa: BLE001 - values no longer factorable (mutated since): not known
+        return 1.0
+    if info != 0 or not np.all(np.isfinite(inverse)):
         return 1.0
     return min(max(closed, 0.0) / work, 1.0)
 
