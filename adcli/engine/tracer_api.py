@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ..errors import TracingError, UnsupportedError
-from . import core, mutation
+from . import core, keep, mutation, rules_elementwise, rules_reduce
 from .core import _SHAPE_ONLY_MIN, ArrayTracer, Tracer, _new, apply1, apply2, pb_binary, pb_unary, unary_node
 from .dispatch import array_function, ufunc_call
 from .escapes import ARRAY_HINT, NUMBER_HINT, escape_message
@@ -233,8 +233,6 @@ def memory_paths_from(size: int | None) -> None:
     (engine.keep, 256), VJPs' products written into their own arrays (above 4096); None: the
     defaults. The differential fuzzer sets 1, so that its small arrays take the same paths as a
     program's large ones."""
-    from . import keep, rules_elementwise, rules_reduce
-
     global _SHAPE_ONLY_MIN
     trim, in_place = (256, 4096) if size is None else (size, size - 1)
     _SHAPE_ONLY_MIN = core._SHAPE_ONLY_MIN = keep._SHARE_MIN = trim
