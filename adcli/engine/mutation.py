@@ -74,7 +74,7 @@ def getitem(x: Tracer, idx):
         ans = xv[idx]
         tape = x.tape
         nodes = tape.nodes
-        nodes.append((_pb_getitem, x.idx, idx, xv, None, False, None))  # xv: its shape and dtype, when needed
+        nodes.append((_pb_item, x.idx, idx, xv))  # xv: its shape and dtype, when the buffer is made
         t = _new(Tracer)
         t.value = ans
         t.idx = len(nodes) - 1
@@ -96,8 +96,6 @@ def _pb_getitem(node, g, acc):
     _, p, idx, shape, dtype, repeats, _made = node
     buf = acc.grads[p]
     if buf is None or p not in acc.owned:  # else: the buffer an earlier read made (x[i] in a loop)
-        if dtype is None:  # x[i] of a vector keeps the vector (no shape tuple made per read)
-            shape, dtype = shape.shape, shape.dtype
         buf = acc.buffer(p, shape, dtype)
     if not repeats:
         buf[idx] += g
@@ -105,6 +103,18 @@ def _pb_getitem(node, g, acc):
         _add_rows(buf, idx, g)
     else:
         np.add.at(buf, idx, g)  # x[[0, 0]]: both reads contribute
+
+
+@node_kind(output=None)
+def _pb_item(node, g, acc):
+    """x[i] of a traced vector (the scalar loops' read, a number: no view, nothing made): g is
+    added at i in the gradient buffer the first read made. The node keeps the vector for its
+    shape and dtype, not a new shape tuple per read."""
+    _, p, idx, xv = node
+    buf = acc.grads[p]
+    if buf is None or p not in acc.owned:
+        buf = acc.buffer(p, xv.shape, xv.dtype)
+    buf[idx] += g
 
 
 _ROWS_MIN = 32  # elements per row: below this np.add.at is as fast (measured, NumPy 2.4)
