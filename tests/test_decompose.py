@@ -146,6 +146,26 @@ def test_a_closed_forms_per_call_cost_counts_each_operation_once_and_at_most_a_n
     assert parts.closed_fixed_s < 0.2 * (parts.work_s - parts.vector_pullback_s)
 
 
+def test_an_operation_is_a_kind_of_node_and_its_output_shape():
+    # a loop repeats one operation (its output's shape too); straight-line code applies a kind to
+    # other shapes, each a call of its own in a closed form (mlp_dict's two products and two biases)
+    rng = np.random.default_rng(5)
+    W1, W2, X = rng.standard_normal((8, 6)), rng.standard_normal((6, 1)), rng.standard_normal((20, 8))
+
+    def two_layers(a, b):
+        return np.sum(np.tanh(X @ a) @ b)
+
+    def loop(v):
+        for _ in range(10):
+            v = np.tanh(v @ W2[:1, :1] + 0.1)
+        return np.sum(v)
+
+    straight = decompose(vjp(two_layers, (0, 1), 1.0), [W1, W2])
+    assert straight.nodes == 4 and straight.operations == 4  # two products of other shapes: two operations
+    repeated = decompose(vjp(loop, 0, 1.0), [rng.standard_normal((5, 1))])
+    assert repeated.nodes == 31 and repeated.operations == 4  # product, add, tanh (x10), the sum
+
+
 def test_the_replay_measures_what_the_floors_zero_gradients_cost():
     from adcli.profiler.replay import _floor_pullback
 

@@ -110,8 +110,8 @@ def _hand_cost(c: Cost, factor: float, basis: str) -> tuple[float | None, str]:
                 if lean < 0.99 * c.vector_pullback_s else f"{duration(c.vector_pullback_s)} of NumPy work that scales with data")
         return hand, (f"a hand-written rule is estimated at {duration(hand)} per call: {duration(floor)} to serve the "
                       f"primal ({how}) + {duration(pullback)} of pullback work ({data}, and NumPy's per-call cost once "
-                      f"per distinct operation, at most one call per differentiated argument: {c.operations} for "
-                      f"{c.nodes} tape nodes; the other {duration(rest)} of "
+                      f"per distinct operation (kind and shape), at most one call per differentiated argument: "
+                      f"{c.operations} for {c.nodes} tape nodes; the other {duration(rest)} of "
                       f"the pullbacks is the engine's accumulation, repeated per-operation cost and the generic VJPs' "
                       f"extra passes, which a rule does not pay){vectorised}")
     # a profile without the decomposition: the floor of serving any rule plus the rest of its

@@ -25,11 +25,13 @@ installed only for that run), which gives
   reuses, ``_lean_solve``); other nodes (matmul, linear algebra, indexing) keep theirs: their
   reverse is work any rule must do;
 * ``closed_fixed_s``: the per-call cost a closed-form pullback pays on top of that data work:
-  for each distinct operation once (a vectorised rule does not repeat it per tape node), the
+  for each distinct operation once, an operation being a kind of node and its output's shape
+  (a vectorised rule does not repeat a loop's per tape node; other shapes are other calls), the
   least of its VJPs' fixed cost and one NumPy call per differentiated argument
   (``Calibration.call_s``: an expert's reverse of an elementwise operation or a reduction is one
   expression, where a generic VJP can take several, e.g. logaddexp's or mean's);
-* ``nodes`` and ``operations``: tape nodes, and distinct kinds of pullback, per call.
+* ``nodes`` and ``operations``: tape nodes, and distinct operations (kinds of pullback and
+  output shapes), per call.
 
 The engine's machinery is then M = D - P - B: recording nodes, dispatch, the reverse loop.
 """
@@ -90,7 +92,9 @@ class _Timed(Session):
             t = _perf() - t0
             times.append(t)
             work.append(t if w is None else w)
-            kind = _kind(node)
+            # an operation: its kind and its output's shape (a loop repeats one; straight-line code
+            # applies a kind to other shapes, each a call of its own in a closed form too)
+            kind = (_kind(node), np.shape(g))
             kinds.add(kind)
             self.ops.append((kind, 1 if w is None else _differentiated(node)))
 
