@@ -139,7 +139,7 @@ def _add_rows(buf, idx, g):
     np.not_equal(rows[1:], rows[:-1], out=first[1:])
     at = np.arange(n)
     rank = at - np.maximum.accumulate(np.where(first, at, 0))  # occurrence number of each sorted position
-    levels = int(rank[-1] if n == 1 else rank.max()) + 1
+    levels = int(rank.max()) + 1
     g = np.asarray(g)
     if levels > _LEVELS_MAX:
         np.add.at(buf, idx, g)

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from ..errors import TracingError, UnsupportedError
-from . import core, keep, mutation, rules_elementwise, rules_reduce
+from . import core, keep, mutation, rules_elementwise
 from .core import _SHAPE_ONLY_MIN, ArrayTracer, Tracer, _new, apply1, apply2, pb_binary, pb_unary, unary_node
 from .dispatch import array_function, ufunc_call
 from .escapes import ARRAY_HINT, NUMBER_HINT, escape_message
@@ -234,9 +234,13 @@ def memory_paths_from(size: int | None) -> None:
     defaults. The differential fuzzer sets 1, so that its small arrays take the same paths as a
     program's large ones."""
     global _SHAPE_ONLY_MIN
-    trim, in_place = (256, 4096) if size is None else (size, size - 1)
-    _SHAPE_ONLY_MIN = core._SHAPE_ONLY_MIN = keep._SHARE_MIN = trim
-    rules_elementwise._IN_PLACE_MIN = rules_reduce._IN_PLACE_MIN = in_place
+    trim, share, in_place = _MEMORY_DEFAULTS if size is None else (size, size, size - 1)
+    _SHAPE_ONLY_MIN = core._SHAPE_ONLY_MIN = trim
+    keep._SHARE_MIN = share
+    rules_elementwise._IN_PLACE_MIN = in_place
+
+
+_MEMORY_DEFAULTS = (core._SHAPE_ONLY_MIN, keep._SHARE_MIN, rules_elementwise._IN_PLACE_MIN)
 
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):

@@ -66,7 +66,7 @@ class _Timed(Session):
         self.fixed: list = []  # each node's VJP expressions on one-element values (None: not known)
         self.lean: list = []  # each node's share of its data work a closed-form pullback needs (see _lean)
         self.kinds: set = set()
-        self.ops: list = []  # each node's (operation, differentiated arguments)
+        self.ops: list = []  # each node's ((kind, output shape), differentiated arguments)
         self._tiny: dict = {}
         self._tiny_fwd: dict = {}
 
@@ -94,9 +94,9 @@ class _Timed(Session):
             work.append(t if w is None else w)
             # an operation: its kind and its output's shape (a loop repeats one; straight-line code
             # applies a kind to other shapes, each a call of its own in a closed form too)
-            kind = (_kind(node), np.shape(g))
-            kinds.add(kind)
-            self.ops.append((kind, 1 if w is None else _differentiated(node)))
+            op = (_kind(node), np.shape(g))
+            kinds.add(op)
+            self.ops.append((op, 1 if w is None else _differentiated(node)))
 
     def _fixed(self, node, g) -> float | None:
         """The node's VJP expressions timed on one-element values of the same ranks: their fixed
@@ -376,8 +376,8 @@ def decompose(grad, args, runs: int = 3, derived_s: float | None = None) -> Deco
     fixed = np.asarray([cal.small_work_s if f is None else max(f - cal.timer_s, 0.0) for f in best.fixed], dtype=float)
     vector = np.maximum(work - fixed, 0.0)
     closed: dict = {}  # each operation once: the least of its VJPs' fixed cost and a NumPy call per argument
-    for (kind, differentiated), f in zip(best.ops, fixed):
-        closed[kind] = min(closed.get(kind, f), f, differentiated * cal.call_s)
+    for (op, differentiated), f in zip(best.ops, fixed):
+        closed[op] = min(closed.get(op, f), f, differentiated * cal.call_s)
     return Decomposition(pullback_s=float(times.sum()) * pace, vector_pullback_s=float(vector.sum()) * pace,
                          nodes=len(best.times), operations=len(best.kinds), work_s=float(work.sum()) * pace,
                          lean_pullback_s=float((vector * np.asarray(best.lean, dtype=float)).sum()) * pace,
