@@ -872,6 +872,22 @@ def test_prod_gradient_is_the_product_of_the_others(x):
     np.testing.assert_allclose(g[finite], others[finite], rtol=1e-13, atol=0)
 
 
+@pytest.mark.parametrize("w", [
+    np.array([2.0, -0.5, 3.0]),  # (g * ans) / x, one pass
+    np.array([1e308, 1.0, -2.0]),  # g * ans overflows in a row where g * (ans / x) does not
+    np.array([1.0, 0.0, 1e-310]),  # g * ans subnormal in a row: g * (ans / x)
+])
+def test_prod_along_an_axis_scales_before_dividing_only_when_exact(w):
+    # the product of the others times the row's cotangent, to the ulp, however large or tiny
+    # the cotangent is against the products
+    x = np.array([[1.2, 1.2, 1.2, 1.2], [1e-3, 4.0, 5.0, 2.0], [3.0, 1e-8, 0.25, 8.0]])
+    with np.errstate(over="ignore"):  # the program's own prod(v) * w overflows (1e308 * 2.07)
+        g = adcli.grad(lambda v: np.sum(np.prod(v, axis=1) * w))(x)
+    others = np.array([[np.prod(np.delete(row, i)) for i in range(4)] for row in x])
+    np.testing.assert_allclose(g, w[:, None] * others, rtol=4e-16 * 4, atol=0)
+    assert np.all(np.isfinite(g))
+
+
 @pytest.mark.parametrize("traced", [(0, 1), (0,), (1,)])
 @pytest.mark.parametrize("ashape, bshape", [((5, 5), (5,)), ((5, 5), (5, 2)), ((3, 5, 5), (5,)), ((3, 5, 5), (3, 5, 2))])
 def test_solve_pullback_one_solve_for_both_arguments(traced, ashape, bshape):

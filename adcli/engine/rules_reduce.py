@@ -125,12 +125,21 @@ def _to_last(x, axes):
 
 def _prod_vjp(g, ans, x, axis=None, keepdims=False):
     ans_k = keep(ans, x, axis, keepdims)
-    if type(x) is np.ndarray and x.dtype.kind == "f" and np.all(x != 0):
-        # no zeros, and every product a normal finite number: the product of the others is
-        # ans / x_i, as exact (to an ulp) as the scans below and a fraction of their cost
+    if type(x) is np.ndarray and x.dtype.kind == "f":
+        # Every product a normal finite number means no x_i is zero, infinite or nan (a zero
+        # makes its product 0 or nan, an inf or nan makes it inf or nan): the product of the
+        # others is then ans / x_i, as exact (to an ulp) as the scans below and a fraction of
+        # their cost. The checks read the products, not x.
+        info = np.finfo(x.dtype)
         mag = np.abs(ans_k)
-        if np.all((mag >= np.finfo(x.dtype).tiny) & (mag <= np.finfo(x.dtype).max)):
-            return keep(g, x, axis, keepdims) * (ans_k / x)
+        if np.all((mag >= info.tiny) & (mag <= info.max)):
+            g_k = keep(g, x, axis, keepdims)
+            with np.errstate(over="ignore", under="ignore"):
+                scaled = g_k * ans_k  # of the reduced size
+                sm = np.abs(scaled)
+            if np.all(((sm >= info.tiny) | (g_k == 0)) & (sm <= info.max)):
+                return np.divide(scaled, x)  # (g * ans) / x: one pass over x, not two
+            return g_k * (ans_k / x)  # g * ans over- or underflows: scale after dividing
     axes = norm_axes(axis, np.ndim(x))
     flat, moved_shape, inverse = _to_last(x, axes)
     ones = np.ones(flat.shape[:-1] + (1,), flat.dtype)
