@@ -327,6 +327,47 @@ def test_maximum_tie_with_plain_constant_and_broadcast():
     np.testing.assert_array_equal(gc, [[1.5], [0.0]])
 
 
+def _with_ties_and_nans(rng, shape, dtype):
+    x = rng.standard_normal(shape).astype(dtype)
+    y = rng.standard_normal(shape).astype(dtype)
+    return x, y
+
+
+@pytest.mark.parametrize("ufunc", [np.maximum, np.minimum, np.fmax, np.fmin], ids=lambda u: u.__name__)
+@pytest.mark.parametrize("case", ["plain", "ties", "nans", "broadcast", "big", "float32"])
+def test_max_min_of_two_traced_values_is_each_ones_share_to_the_bit(ufunc, case):
+    # With both arguments traced the node computes both shares in one call (a joint VJP that
+    # shares the masks and the tie check): the same bits as differentiating each argument alone,
+    # which takes the one-argument path.
+    rng = np.random.default_rng(zlib.crc32(f"{ufunc.__name__}{case}".encode()))
+    shape = (70, 70) if case == "big" else (5, 6)  # big: above the in-place size
+    x, y = _with_ties_and_nans(rng, shape, np.float32 if case == "float32" else np.float64)
+    if case == "ties":
+        y[::2] = x[::2]
+    if case == "nans":
+        x[0, 1] = y[1, 2] = np.nan
+        x[2, 2] = y[2, 2] = np.nan
+        y[3, 3] = x[3, 3]
+    if case == "broadcast":
+        y = y[:1] * 0 + x[2]  # a row, equal to one of x's rows: a tie in every column
+    w = rng.standard_normal(shape)
+
+    def f(a, b):
+        return np.sum(ufunc(a, b) * w)
+
+    with np.errstate(invalid="ignore"):
+        gx, gy = adcli.grad(f, argnums=(0, 1))(x, y)
+        alone_x = adcli.grad(f, argnums=0)(x, y)
+        alone_y = adcli.grad(f, argnums=1)(x, y)
+    np.testing.assert_array_equal(gx, alone_x)
+    np.testing.assert_array_equal(gy, alone_y)
+    assert gx.dtype == x.dtype and gy.dtype == y.dtype and gy.shape == y.shape
+    if case == "plain":  # and they are the masks times w
+        pick = (x >= y) if ufunc in (np.maximum, np.fmax) else (x <= y)
+        np.testing.assert_array_equal(gx, np.where(pick, w, 0.0))
+        np.testing.assert_array_equal(gy, np.where(pick, 0.0, w))
+
+
 # --- non-differentiable ufuncs ----------------------------------------------------------------
 
 

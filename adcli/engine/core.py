@@ -77,12 +77,17 @@ class Primitive:
     ``vjps[k]`` is ``None`` for an argument that is not differentiable (an index, an axis).
     """
 
-    __slots__ = ("name", "fwd", "vjps", "reads", "trim", "reads_each")
+    __slots__ = ("name", "fwd", "vjps", "reads", "trim", "reads_each", "joint", "binary_pullback")
 
-    def __init__(self, name: str, fwd, *vjps, reads: bool = True) -> None:
+    def __init__(self, name: str, fwd, *vjps, reads: bool = True, joint=None) -> None:
         self.name = name
         self.fwd = fwd
         self.vjps = vjps
+        # For a two-argument primitive: ``joint(g, ans, x, y) -> (x's, y's)``, both cotangents
+        # at once, for when both arguments are traced and share work (maximum's masks); its
+        # nodes then have their own kind (pb_joint, the binary layout).
+        self.joint = joint
+        self.binary_pullback = pb_binary if joint is None else pb_joint
         # Whether the VJPs read the values of the arguments (add's and subtract's only need
         # their shapes): a plain array argument is then kept as a copy (see kept).
         self.reads = reads
@@ -130,6 +135,7 @@ _STAND_INS: dict = {}
 # Node layouts (first element is always the pullback, see tape.backward):
 #   unary:   (pb_unary,   prim, parent_idx, ans, x)
 #   binary:  (pb_binary,  prim, parents, ans, x, y)       parents: (x's idx or None, y's idx or None)
+#            (pb_joint for a primitive with a joint VJP: the same layout)
 #   general: (pb_general, prim, parents, ans, vals, kwargs)
 
 
@@ -188,6 +194,22 @@ def pb_binary(node, g, acc):
                 grads[py] = c
             else:
                 acc.add(py, c)
+
+
+@node_kind(output=3)
+def pb_joint(node, g, acc):
+    """A binary node whose primitive has a joint VJP: both cotangents from one call when both
+    arguments are traced, else pb_binary's."""
+    _, prim, (px, py), ans, x, y = node
+    if px is None or py is None:
+        pb_binary(node, g, acc)
+        return
+    cx, cy = prim.joint(g, ans, x, y)
+    acc.add(px, unbroadcast(cx, x))
+    acc.add(py, unbroadcast(cy, y))
+
+
+BINARY_KINDS = (pb_binary, pb_joint)  # the node kinds of the binary layout
 
 
 def binary_parents(node) -> tuple:
@@ -274,7 +296,7 @@ def apply2(prim: Primitive, a, b):
         elif keep_x:
             av = kept(av, tape)
     nodes = tape.nodes
-    nodes.append((pb_binary, prim, parents, kept_ans, av, bv))
+    nodes.append((prim.binary_pullback, prim, parents, kept_ans, av, bv))
     t = _new(ArrayTracer if type(ans) is ndarray else Tracer)
     t.value = ans
     t.idx = len(nodes) - 1

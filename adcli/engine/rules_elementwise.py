@@ -17,11 +17,11 @@ from .trim import shape_read
 LN2 = np.log(2.0)
 LN10 = np.log(10.0)
 
-def defufunc(ufunc, *vjps, fwd=None, reads=True) -> Primitive:
+def defufunc(ufunc, *vjps, fwd=None, reads=True, joint=None) -> Primitive:
     """Register the rule for ``ufunc``; with ``fwd`` (a Python operator), also return a twin
     primitive for the operator dunders, whose forward is that operator. ``reads=False``: the
-    VJPs use only the arguments' shapes, not their values."""
-    prim = Primitive(f"numpy.{ufunc.__name__}", ufunc, *vjps, reads=reads)
+    VJPs use only the arguments' shapes, not their values. ``joint``: see Primitive."""
+    prim = Primitive(f"numpy.{ufunc.__name__}", ufunc, *vjps, reads=reads, joint=joint)
     defufunc_rule(ufunc, prim)
     return prim if fwd is None else Primitive(prim.name, fwd, *vjps, reads=reads)
 
@@ -85,11 +85,26 @@ def _tie_split(g, ans, x, y, mine):
     # maximum/minimum and friends: the chosen argument gets g; an exact tie splits it evenly.
     chosen = mine == ans
     if type(g) is np.ndarray and g.dtype.kind == "f" and chosen.shape == g.shape and not np.equal(x, y).any():
-        # no tie (the usual case): the mask as g's dtype times g, ~half the cost of NumPy's
-        # mixed bool-float multiply and of the tie-splitting where()
-        mask = chosen.astype(g.dtype)
-        return np.multiply(mask, g, out=mask) if type(mask) is ndarray and mask.size > _IN_PLACE_MIN else mask * g
+        return _mask_times(chosen, g)  # no tie (the usual case)
     return g * np.where(x == y, 0.5, chosen)
+
+
+def _mask_times(chosen, g):
+    """``g * chosen`` for a boolean mask of g's shape: the mask as g's dtype times g, ~half the
+    cost of NumPy's mixed bool-float multiply and of the tie-splitting where()."""
+    mask = chosen.astype(g.dtype)
+    return np.multiply(mask, g, out=mask) if type(mask) is ndarray and mask.size > _IN_PLACE_MIN else mask * g
+
+
+def _tie_split_both(g, ans, x, y):
+    """Both arguments' shares when both are traced: each one's mask once, and the tie check
+    from the two masks (x and y both equal to the answer: x == y, never for a nan) rather than
+    a third comparison. The same values as _tie_split for each argument."""
+    cx, cy = x == ans, y == ans
+    if type(g) is np.ndarray and g.dtype.kind == "f" and cx.shape == g.shape == cy.shape and \
+            not np.logical_and(cx, cy).any():
+        return _mask_times(cx, g), _mask_times(cy, g)
+    return _tie_split(g, ans, x, y, x), _tie_split(g, ans, x, y, y)
 
 
 def _pow_dx(g, ans, x, y):
@@ -203,10 +218,14 @@ defufunc(np.deg2rad, lambda g, ans, x: g * (np.pi / 180.0))
 defufunc(np.rad2deg, lambda g, ans, x: g * (180.0 / np.pi))
 
 # --- selection: the chosen argument gets the cotangent, ties split it ---
-MAXIMUM = defufunc(np.maximum, lambda g, ans, x, y: _tie_split(g, ans, x, y, x), lambda g, ans, x, y: _tie_split(g, ans, x, y, y))
-MINIMUM = defufunc(np.minimum, lambda g, ans, x, y: _tie_split(g, ans, x, y, x), lambda g, ans, x, y: _tie_split(g, ans, x, y, y))
-defufunc(np.fmax, lambda g, ans, x, y: _tie_split(g, ans, x, y, x), lambda g, ans, x, y: _tie_split(g, ans, x, y, y))
-defufunc(np.fmin, lambda g, ans, x, y: _tie_split(g, ans, x, y, x), lambda g, ans, x, y: _tie_split(g, ans, x, y, y))
+def _select(ufunc):
+    return defufunc(ufunc, lambda g, ans, x, y: _tie_split(g, ans, x, y, x),
+                    lambda g, ans, x, y: _tie_split(g, ans, x, y, y), joint=_tie_split_both)
+
+
+MAXIMUM, MINIMUM = _select(np.maximum), _select(np.minimum)
+_select(np.fmax)
+_select(np.fmin)
 
 # Aliases NumPy exposes under other names are the same ufunc objects (np.divide is
 # np.true_divide, np.abs is np.absolute, np.degrees/np.radians differ: register them too).

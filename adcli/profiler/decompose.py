@@ -45,7 +45,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..engine import hooks
-from ..engine.core import Primitive, binary_parents, pb_binary, pb_general, pb_unary, unbroadcast
+from ..engine.core import BINARY_KINDS, Primitive, binary_parents, pb_general, pb_joint, pb_unary, unbroadcast
 from ..engine.grad import vjp
 from ..engine.hooks import Session
 from ..engine.rules_linalg import CHOLESKY, _pb_solve, _solve_da_of, _solve_gb, solve
@@ -209,7 +209,7 @@ def _forward(node):
     kind = node[0]
     if kind is pb_unary:
         return node[1].fwd, (node[4],), {}
-    if kind is pb_binary and node[1].name not in _GENERALISED:
+    if kind in BINARY_KINDS and node[1].name not in _GENERALISED:
         return node[1].fwd, (node[4], node[5]), {}
     if kind is pb_general and node[1].name in _LEAN_REDUCTIONS:
         return node[1].fwd, node[4], node[5]
@@ -225,7 +225,7 @@ def _timed_forward(fwd) -> float:
 
 def _differentiated(node) -> int:
     kind = node[0]
-    return 1 if kind is pb_unary else len(binary_parents(node)) if kind is pb_binary else len(node[2])
+    return 1 if kind is pb_unary else len(binary_parents(node)) if kind in BINARY_KINDS else len(node[2])
 
 
 def _ranks(node, g) -> tuple:
@@ -237,7 +237,7 @@ def _values(node) -> tuple:
     kind = node[0]
     if kind is pb_unary:
         return node[3], node[4]
-    if kind is pb_binary:
+    if kind in BINARY_KINDS:
         return node[3], node[4], node[5]
     return (node[3], *node[4])
 
@@ -254,7 +254,7 @@ def _shrunk(node, g):
     kind = node[0]
     if kind is pb_unary:
         return (kind, node[1], node[2], _one(node[3]), _one(node[4])), _one(g)
-    if kind is pb_binary:
+    if kind in BINARY_KINDS:
         return (kind, node[1], node[2], _one(node[3]), _one(node[4]), _one(node[5])), _one(g)
     if kind is pb_general:
         return (kind, node[1], node[2], _one(node[3]), tuple(_one(v) for v in node[4]), node[5]), _one(g)
@@ -270,9 +270,14 @@ def _work(node, g) -> float | None:
         t0 = _perf()
         prim.vjps[0](g, ans, x)
         return _perf() - t0
-    if kind is pb_binary:
+    if kind in BINARY_KINDS:
         _, prim, parents, ans, x, y = node
         t0 = _perf()
+        if kind is pb_joint and None not in parents:  # both cotangents from one call, as pb_joint
+            cx, cy = prim.joint(g, ans, x, y)
+            unbroadcast(cx, x)
+            unbroadcast(cy, y)
+            return _perf() - t0
         for argnum, _ in binary_parents(node):
             vjp = prim.vjps[argnum]
             if vjp is not None:
