@@ -22,6 +22,13 @@ Two adcli columns, each divided by the primal (the NumPy call alone):
   use, which adds the fixed cost of one gradient computation (tracing the inputs, closing the
   tape, checking and copying the cotangents out: about 15-20 µs).
 
+Two columns measure each rule against its *floor* (benchmarks/floors.py): the forward pass and
+the pullback written by hand in plain NumPy and SciPy for that one function, with none of an
+engine's work. *floor ratio* is the floor over the primal: over 3, no rule built on NumPy's
+kernels meets the target (a view's primal is free, a mask product or a second product reads and
+writes as much as the primal). *rule / floor* is how far the rule is from that hand-written code.
+Each floor's cotangents are checked against adcli's first (rtol 1e-6; a mismatch is printed).
+
 autograd's column is ``autograd.make_vjp`` then the vjp of the same cotangent, divided by the
 same primal. Times are medians of samples taken alternately (primal,
 adcli, autograd, ...), BLAS pinned to one thread before NumPy loads. Before timing, adcli's
@@ -45,6 +52,8 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a checkout
+
+from floors import floors  # noqa: E402
 
 from adcli.engine.accumulate import Accumulator  # noqa: E402
 from adcli.engine.core import make_tracer  # noqa: E402
@@ -74,6 +83,11 @@ def cases(N=100, N_LINALG=100, K=10):
     spd = _spd(rng, N_LINALG)
     sq, sq2 = (np.ascontiguousarray(m[:N_LINALG, :N_LINALG]) for m in (x, y))
     idx = rng.integers(0, N, size=N)
+
+    def fancy(u):
+        return u[idx]
+
+    fancy.index = idx  # for its floor (floors.py)
     out = [
         ("sin", np.sin, (x,), 0), ("exp", lambda u: np.exp(u * 0.1), (x,), 0), ("log", np.log, (pos,), 0),
         ("tanh", np.tanh, (x,), 0), ("sqrt", np.sqrt, (pos,), 0), ("abs", np.abs, (x,), 0),
@@ -86,7 +100,7 @@ def cases(N=100, N_LINALG=100, K=10):
         ("std axis=0", lambda u: np.std(u, axis=0), (x,), 0), ("max axis=1", lambda u: np.max(u, axis=1), (x,), 0),
         ("cumsum", lambda u: np.cumsum(u, axis=0), (x,), 0), ("prod axis=0", lambda u: np.prod(u, axis=0), (pos,), 0),
         ("transpose", lambda u: u.T, (x,), 0), ("reshape", lambda u: np.reshape(u, (N * N,)), (x,), 0),
-        ("slice", lambda u: u[::2, 1:], (x,), 0), ("fancy index", lambda u: u[idx], (x,), 0),
+        ("slice", lambda u: u[::2, 1:], (x,), 0), ("fancy index", fancy, (x,), 0),
         ("concatenate", lambda u, w: np.concatenate([u, w]), (x, y), (0, 1)),
         ("stack", lambda u, w: np.stack([u, w]), (x, y), (0, 1)),
         ("roll", lambda u: np.roll(u, 3, axis=1), (x,), 0), ("triu", np.triu, (x,), 0),
@@ -162,12 +176,23 @@ def _autograd():
 
 def _autograd_function(fn):
     anp = _autograd()[1]
-    if getattr(fn, "__name__", "") == "<lambda>":
+    if getattr(fn, "__module__", None) == __name__:  # a function of cases(): run on autograd's numpy
         import types
         return types.FunctionType(fn.__code__, {**fn.__globals__, "np": anp}, "f", fn.__defaults__, fn.__closure__)
     if fn in (np.linalg.cholesky, np.linalg.solve, np.linalg.inv, np.linalg.det):
         return getattr(anp.linalg, fn.__name__)
     return getattr(anp, fn.__name__)
+
+
+def _same_cotangents(name, mine, floor) -> bool:
+    """Whether a floor computes adcli's cotangents (rtol 1e-6): it must do the same work."""
+    for m, f in zip(mine if isinstance(mine, tuple) else (mine,), floor):
+        m, f = np.asarray(m), np.broadcast_to(f, np.shape(m))
+        if name in ("cholesky", "eigh"):  # adcli's reads the lower triangle only: compare symmetrised
+            m, f = (m + m.T) / 2, (f + f.T) / 2
+        if not np.allclose(m, f, rtol=1e-6, atol=1e-9 * max(float(np.max(np.abs(f))), 1e-300)):
+            return False
+    return True
 
 
 def _harness(args, argnums):
@@ -192,6 +217,11 @@ def run(names: set, budget: float, size: dict) -> list[dict]:
             np.testing.assert_array_equal(np.broadcast_to(r, np.shape(m)), m)  # the same pullback
         fns = [lambda: fn(*args), rule, lambda: ours(*args), _harness(args, argnums)]
         row = {"rule": name, "shape": " ".join("x".join(map(str, np.shape(a))) for a in args), "note": ""}
+        floor = floors(getattr(fn, "index", None))[name]
+        fns.append(lambda floor=floor: floor(*args, cot))
+        if not _same_cotangents(name, mine, floor(*args, cot)):
+            row["note"] = "FLOOR MISMATCH with adcli"
+            print(f"FLOOR MISMATCH: {name}", file=sys.stderr)
         ag = None
         if autograd is not None:
             try:
@@ -217,9 +247,9 @@ def run(names: set, budget: float, size: dict) -> list[dict]:
         if ag is not None:
             fns.append(ag)
         times = alternate(fns, budget)
-        row["primal"], row["vjp"] = times[0], times[2]
+        row["primal"], row["vjp"], row["floor"] = times[0], times[2], times[4]
         row["rule_s"] = times[1] - times[3]  # the rule's own forward and pullback, without on_tape's work
-        row["autograd"] = times[4] if ag is not None else None
+        row["autograd"] = times[5] if ag is not None else None
         rows.append(row)
         print(f"  {name}: {times[1] / times[0]:.1f}x", file=sys.stderr, flush=True)
     return rows
@@ -227,13 +257,13 @@ def run(names: set, budget: float, size: dict) -> list[dict]:
 
 def render(rows: list[dict], fmt: str) -> str:
     cols = ["rule", "arguments", "primal (µs)", "rule fwd+pullback (µs)", "rule ratio", f"≤ {TARGET:g}",
-            "vjp ratio", "autograd ratio", "note"]
+            "floor ratio", "rule / floor", "vjp ratio", "autograd ratio", "note"]
     table = [[r["rule"], r["shape"], f"{r['primal'] * 1e6:.1f}", f"{r['rule_s'] * 1e6:.1f}",
               f"{r['rule_s'] / r['primal']:.2f}", "yes" if r["rule_s"] <= TARGET * r["primal"] else "NO",
-              f"{r['vjp'] / r['primal']:.2f}",
+              f"{r['floor'] / r['primal']:.2f}", f"{r['rule_s'] / r['floor']:.2f}", f"{r['vjp'] / r['primal']:.2f}",
               "—" if r["autograd"] is None else f"{r['autograd'] / r['primal']:.2f}", r["note"]] for r in rows]
     if fmt == "markdown":
-        align = "|" + "|".join("---" if i in (0, 1, 8) else "---:" for i in range(len(cols))) + "|"
+        align = "|" + "|".join("---" if i in (0, 1, 10) else "---:" for i in range(len(cols))) + "|"
         lines = ["| " + " | ".join(cols) + " |", align]
         lines += ["| " + " | ".join(row) + " |" for row in table]
         return "\n".join(lines)
@@ -268,6 +298,9 @@ def main(argv=None) -> int:
         print(f"\n{size}: {len(rows) - len(over)} of {len(rows)} rules at or under {TARGET:g}x their primal"
               + (f"; over: {', '.join(over)}" if over else "") + "\n")
         failed |= any("MISMATCH" in r["note"] for r in rows)
+        floors_over = [r["rule"] for r in rows if r["floor"] > TARGET * r["primal"]]
+        print(f"{size}: the NumPy floor itself is over {TARGET:g}x for {len(floors_over)} of {len(rows)}"
+              + (f": {', '.join(floors_over)}" if floors_over else "") + "\n")
     return 1 if failed else 0
 
 
