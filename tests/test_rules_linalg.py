@@ -253,17 +253,18 @@ def test_refused_options():
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("upper", [False, True])
-@pytest.mark.parametrize("n", [1, 5, 70])
-def test_the_blas_cholesky_pullback_agrees_with_the_stacked_one(dtype, upper, n):
-    # A single matrix goes through BLAS's triangular product and solves, a stack through the
-    # products with the inverse; a strided cotangent and factor (views) must give the same result.
+@pytest.mark.parametrize("n", [1, 5, 70, 130])
+def test_the_lapack_cholesky_pullback_agrees_with_the_stacked_one(dtype, upper, n):
+    # A single matrix goes through BLAS's triangular product and LAPACK's congruence (sygst, on
+    # the reversed factor; blocked above 64), a stack through the products with the inverse; a
+    # strided cotangent and factor (views) must give the same result, C-ordered.
     a = spd((n, n)).astype(dtype)
     ans = np.linalg.cholesky(a, upper=upper)
     g = arr((n, 2 * n), 4)[:, ::2].astype(dtype)
     single = _cholesky_vjp(g, ans, a, upper=upper)
     stacked = _cholesky_vjp(g[None], ans[None], a[None], upper=upper)[0]
     strided = _cholesky_vjp(g, np.asfortranarray(ans), a, upper=upper)
-    assert single.dtype == dtype and single.shape == (n, n)
+    assert single.dtype == dtype and single.shape == (n, n) and single.flags.c_contiguous
     tol = 1e-4 if dtype == np.float32 else 1e-11
     scale = np.abs(stacked).max()
     np.testing.assert_allclose(single, stacked, rtol=0, atol=tol * scale)
