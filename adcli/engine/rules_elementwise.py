@@ -23,7 +23,7 @@ def defufunc(ufunc, *vjps, fwd=None, reads=True, joint=None) -> Primitive:
     VJPs use only the arguments' shapes, not their values. ``joint``: see Primitive."""
     prim = Primitive(f"numpy.{ufunc.__name__}", ufunc, *vjps, reads=reads, joint=joint)
     defufunc_rule(ufunc, prim)
-    return prim if fwd is None else Primitive(prim.name, fwd, *vjps, reads=reads)
+    return prim if fwd is None else Primitive(prim.name, fwd, *vjps, reads=reads, joint=joint)
 
 
 # A unary VJP's derivative array is new (np.cos(x), 1 - ans * ans): for a large one, the product
