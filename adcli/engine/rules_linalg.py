@@ -151,8 +151,7 @@ def _slogdet(a):
 def _cholesky_vjp(g, ans, a, upper=False):
     L, gL = (_T(ans), _T(g)) if upper else (ans, g)
     if L.ndim == 2 and L.dtype in _LAPACK_KIND and L.dtype == gL.dtype:
-        R = _congruence_lower(L, gL)
-        return cast_like(np.ascontiguousarray(R.T) if upper else R, a)  # C-ordered, as the other path's
+        return cast_like(_congruence(L, gL, upper), a)
     # stacks and mixed dtypes: products with the triangle's inverse
     n = L.shape[-1]
     P = np.tril(_T(L) @ gL)
@@ -173,34 +172,40 @@ def _cholesky_vjp(g, ans, a, upper=False):
 _LAPACK_KIND = {np.dtype(np.float64): "d", np.dtype(np.float32): "s"}
 
 
-def _congruence_lower(L, gL):
-    """The pullback's result in the lower triangle: with M = L^T tril(gL) and Q the symmetric
-    matrix whose lower triangle is M's, C = L^-T Q L^-1 (symmetric) is twice the symmetrised
-    L^-T Phi(M) L^-1 of Murray's formula (Phi: the lower triangle, the diagonal halved), so
-    the gradient is C's strict lower triangle with C's halved diagonal.
+def _congruence(L, gL, upper=False):
+    """The pullback's result in the lower triangle (the upper one, transposed, for ``upper``),
+    C-ordered: with M = L^T tril(gL) and Q the symmetric matrix whose lower triangle is M's,
+    C = L^-T Q L^-1 (symmetric) is twice the symmetrised L^-T Phi(M) L^-1 of Murray's formula
+    (Phi: the lower triangle, the diagonal halved), so the gradient is C's strict lower
+    triangle with C's halved diagonal.
 
     LAPACK's sygst computes inv(V^T) A inv(V) for an upper-triangular V and a symmetric A given
     by its upper triangle. Reversing rows and columns (J, the reversal) turns L into such a V
     (V = J L J) and M's lower triangle into an upper one: C = J inv(V^T) (J Q J) inv(V) J.
     One triangular product (trmm) then one sygst, each on Fortran-ordered operands: the
-    reversed arrays are copied to Fortran order (n^2, against the n^3 of the work)."""
+    reversed arrays are copied to Fortran order (n^2, against the n^3 of the work), and each
+    n x n temporary is dropped as soon as it has served (the gradient's peak memory: two of
+    them at a time)."""
     from scipy.linalg import blas, lapack  # loaded on the first float Cholesky gradient, not with the engine
 
     kind = _LAPACK_KIND[L.dtype]
     trmm, sygst = getattr(blas, kind + "trmm"), getattr(lapack, kind + "sygst")
-    U = np.ascontiguousarray(L).T  # L^T, Fortran-ordered
-    # (L^T tril(gL))^T = tril(gL)^T L: B op(U) with op(U) = U^T = L; M itself is its transpose
-    Mt = trmm(1.0, U, np.tril(gL).T, side=1, lower=0, trans_a=1, overwrite_b=1)
-    # J M J, Fortran-ordered: the transpose of (J Mt J), which is C-ordered
-    A = np.ascontiguousarray(Mt[::-1, ::-1]).T
+    # (L^T tril(gL))^T = tril(gL)^T L: B op(U) with op(U) = U^T = L, U = L^T Fortran-ordered;
+    # written into tril(gL)'s own array. M itself is the transpose.
+    Mt = trmm(1.0, np.ascontiguousarray(L).T, np.tril(gL).T, side=1, lower=0, trans_a=1, overwrite_b=1)
+    A = np.ascontiguousarray(Mt[::-1, ::-1]).T  # J M J, Fortran-ordered: (J Mt J)^T
+    del Mt
     V = np.ascontiguousarray(L[::-1, ::-1].T).T  # J L J, Fortran-ordered
     C, info = sygst(A, V, itype=1, lower=0, overwrite_a=1)
+    del A, V
     if info != 0:  # pragma: no cover - only an illegal argument makes sygst fail
         raise np.linalg.LinAlgError(f"LAPACK {kind}sygst failed (info={info})")
-    R = np.tril(C[::-1, ::-1])  # its upper triangle, reversed: C's lower triangle
-    d = np.arange(R.shape[-1])
-    R[d, d] *= 0.5
-    return R
+    n = C.shape[-1]
+    np.copyto(C, 0.0, where=np.tri(n, k=-1, dtype=bool))  # C's strict lower part: J C J's upper
+    d = np.arange(n)
+    C[d, d] *= 0.5
+    lower = C[::-1, ::-1]  # C's lower triangle, reversed back into place
+    return np.ascontiguousarray(lower.T if upper else lower)
 
 
 def _lower_inverse(L):
