@@ -96,6 +96,81 @@ def test_solve(sa, sb):
         check(f, a, b, argnums=argnums)
 
 
+def triangular(n, lower, order, seed=0):
+    a = well_conditioned((n, n), seed)
+    a = np.tril(a) if lower else np.triu(a)
+    return np.asfortranarray(a) if order == "F" else a
+
+
+# 16 rows and more: the pullback solves with LAPACK's trtrs instead of factorising a again
+@pytest.mark.parametrize("n", [16, 37])
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("bshape", [(), (3,)])
+def test_solve_with_a_triangular_matrix(n, lower, order, bshape):
+    a, b = triangular(n, lower, order), arr((n,) + bshape, 1)
+    f = lambda a, b: readout(np.linalg.solve(a, b))
+    for argnums in (0, 1, (0, 1)):
+        check(f, a, b, argnums=argnums)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_triangular_solve_pullback_skips_the_factorisation(monkeypatch, dtype, lower, order):
+    import adcli.engine.rules_linalg as rl
+
+    n = 40
+    a, b = triangular(n, lower, order).astype(dtype), arr((n,), 1).astype(dtype)
+    w = weights((n,)).astype(dtype)
+    f = lambda a, b: np.sum(np.linalg.solve(a, b) * w)
+    calls = []
+    monkeypatch.setattr(rl, "solve", lambda *args: calls.append(1) or np.linalg.solve(*args))
+    ga, gb = adcli.grad(f, argnums=(0, 1))(a, b)
+    assert calls == [1]  # the forward's solve; the pullback's is trtrs
+    # the LU's answer: a^-T w, and -gb x^T
+    want_b = np.linalg.solve(a.T.astype(np.float64), w.astype(np.float64))
+    want_a = -np.outer(want_b, np.linalg.solve(a.astype(np.float64), b.astype(np.float64)))
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    assert ga.dtype == gb.dtype == dtype
+    np.testing.assert_allclose(gb, want_b, rtol=tol, atol=tol * np.abs(want_b).max())
+    np.testing.assert_allclose(ga, want_a, rtol=tol, atol=tol * np.abs(want_a).max())
+
+
+@pytest.mark.parametrize(
+    "a",
+    [
+        np.tril(well_conditioned((15, 15))),  # under 16 rows: NumPy's solve
+        np.tril(well_conditioned((20, 20))) + np.diag(np.ones(19), 1),  # zero corner, not triangular
+        np.tril(well_conditioned((2, 20, 20))),  # a stack
+    ],
+    ids=["small", "zero-corner", "stack"],
+)
+def test_solve_pullback_factorises_what_is_not_one_triangular_matrix(monkeypatch, a):
+    import adcli.engine.rules_linalg as rl
+
+    b = arr(a.shape[-1:], 1)
+    calls = []
+    monkeypatch.setattr(rl, "solve", lambda *args: calls.append(1) or np.linalg.solve(*args))
+    adcli.grad(lambda a, b: readout(np.linalg.solve(a, b)), argnums=(0, 1))(a, b)
+    assert calls == [1, 1]  # the forward's solve and the pullback's
+    check_grad(lambda a, b: readout(np.linalg.solve(a, b)), a, b, argnums=(0, 1))
+
+
+def test_gp_likelihood_through_triangular_solves():
+    # the Cholesky factor and its transpose (C- and Fortran-ordered) in the two solves
+    x = np.linspace(0.0, 6.0, 24)
+    y = np.sin(x)
+
+    def lml(x, y, s):
+        K = np.exp(-0.5 * (x[:, None] - x[None, :]) ** 2) + s * np.eye(x.shape[0])
+        L = np.linalg.cholesky(K)
+        alpha = np.linalg.solve(L.T, np.linalg.solve(L, y))
+        return np.dot(y, alpha) + 2.0 * np.sum(np.log(np.diagonal(L)))
+
+    check_grad(lml, x, y, 0.5, argnums=(0, 1, 2))
+
+
 # --- symmetric inputs: cholesky, eigh, eigvalsh ---
 # (33, 33), (2, 70, 70): the pullback inverts the factor by halves above 32 rows (uneven ones too)
 @pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4), (33, 33), (2, 70, 70)])

@@ -48,7 +48,7 @@ from ..engine import hooks
 from ..engine.core import BINARY_KINDS, Primitive, binary_parents, pb_general, pb_joint, pb_unary, unbroadcast
 from ..engine.grad import vjp
 from ..engine.hooks import Session
-from ..engine.rules_linalg import CHOLESKY, _pb_solve, _solve_da_of, _solve_gb, solve
+from ..engine.rules_linalg import CHOLESKY, _pb_solve, _solve_da_of, _solve_gb, solve, triangle
 from ..measure import stable_median
 
 _perf = time.perf_counter
@@ -139,9 +139,11 @@ def _lean_solve(node, g) -> float:
     which factorizes a again (LU, O(n^3)) before its O(n^2) triangular solves and outer product;
     a hand-written rule reuses the forward's factor (lu_factor, cho_factor, or the triangular
     factor it solved with), so the forward's time, nearly all factorization, comes off. 1.0 for
-    several right-hand sides (their triangular solves are work too) and when not measurable."""
+    several right-hand sides (their triangular solves are work too), for a triangular a (the
+    pullback's solve is already a triangular one, ``rules_linalg.triangle``) and when not
+    measurable."""
     _, parents, ans, a, b = node
-    if np.ndim(b) != 1 or type(a) is not np.ndarray:
+    if np.ndim(b) != 1 or type(a) is not np.ndarray or triangle(a) is not None:
         return 1.0
     try:
         t0 = _perf()
