@@ -911,3 +911,54 @@ def test_solve_pullback_one_solve_for_both_arguments(traced, ashape, bshape):
             fd[idx] = (f(*up) - f(*down)) / (2 * eps)
         assert g.shape == arg.shape and g.dtype == arg.dtype
         np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
+
+
+def _additions_of_numbers(x):
+    s = x[0] + x[1]  # two traced numbers
+    s = s + s  # one value on both sides
+    for i in range(2, len(x)):
+        s = s + x[i]
+        s = 0.5 + s  # a constant on the left (the reflected operator)
+        s = s + 2.0  # and on the right
+    t = (s - x[0]) * x[1]  # subtract passes only x's cotangent on: still pb_binary
+    return t + np.sum(np.ones(3) * s)  # an array node hands s a NumPy scalar or 0-d cotangent
+
+
+def test_additions_of_numbers_pass_the_cotangent_on_to_both_sides():
+    """x + y of two numbers is recorded as core.pb_passes (the cotangent handed to each side
+    without a VJP call); its gradient is the one finite differences give, for a value added to
+    itself, a constant on either side, and an array cotangent from a later array node."""
+    from adcli.engine import core
+    from adcli.engine.tape import Tape
+
+    x = np.linspace(0.3, 1.2, 6)
+    check_grad(_additions_of_numbers, x)
+    tape = Tape()
+    _additions_of_numbers(list(core.make_tracer(v, tape.leaf(), tape) for v in x))
+    kinds = [n[0] for n in tape.nodes if n]
+    assert kinds.count(core.pb_passes) == 2 + 3 * 4 + 1 and core.pb_binary in kinds  # + 1: t + np.sum(...)
+    g = adcli.grad(_additions_of_numbers)(x)
+    s = 2 * (x[0] + x[1]) + x[2:].sum()  # d s / d x: 2, 2, then 1 each
+    ds = np.r_[2.0, 2.0, np.ones(4)]
+    expected = ds * (x[1] + 3.0)
+    expected[0] -= x[1]
+    expected[1] += s + 2.5 * 4 - x[0]
+    np.testing.assert_allclose(g, expected, rtol=1e-12)
+
+
+def test_pb_passes_hands_an_array_cotangent_to_pb_binary():
+    from adcli.engine import core
+    from adcli.engine.accumulate import Accumulator
+
+    node = (core.pb_passes, None, (0, 1), 3.0, 1.0, 2.0)
+    acc = Accumulator(3)
+    seen = []
+    real = core.pb_binary
+    try:
+        core.pb_binary = lambda n, g, a: seen.append((n, g))
+        core.pb_passes(node, np.array(1.5), acc)
+    finally:
+        core.pb_binary = real
+    assert len(seen) == 1 and seen[0][0] is node
+    core.pb_passes(node, 1.5, acc)
+    assert acc.grads[0] == 1.5 and acc.grads[1] == 1.5

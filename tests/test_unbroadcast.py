@@ -1,4 +1,4 @@
-"""Summing a cotangent back to a broadcast argument's shape (engine.core.sum_to_shape): the sum
+"""Summing a cotangent back to a broadcast argument's shape (engine.sums.sum_to_shape): the sum
 as a product with ones (engine.sums) when the summed axes are one run with axes after it, NumPy's reduction
 otherwise; both give the reference sums, dtypes and shapes."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from adcli.engine import sums
-from adcli.engine.core import sum_to_shape
+from adcli.engine.sums import sum_to_shape
 from adcli.testing import check_grad
 
 

@@ -11,12 +11,13 @@ import numpy as np
 
 from ..errors import NoRuleError, TracingError, UnsupportedError
 from . import hooks
-from .core import Primitive, Tracer, apply, apply1, apply2, has_tracer, nondiff, unbroadcast
+from .core import Primitive, Tracer, apply, apply1, apply2, has_tracer, nondiff
 from .escapes import PLAIN_ARRAY
 from .registry import UFUNCS, declared_rule, names_of, serving, ufunc_rule
 from .rules_elementwise import NONDIFF_UFUNCS
 from .rules_reduce import ACCUMULATE_PRIMITIVES, REDUCE_PRIMITIVES, reduce_call
 from .signature import Signature
+from .sums import unbroadcast
 from .where import user_instruction, user_location
 
 # ufunc keyword arguments that change nothing about the gradient.

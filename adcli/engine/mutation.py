@@ -25,9 +25,10 @@ import weakref
 import numpy as np
 
 from ..errors import TracingError, UnsupportedError
-from .core import Tracer, _new, has_tracer, mixed_tapes, node_kind, record, sum_to_shape
+from .core import Tracer, _new, has_tracer, mixed_tapes, node_kind, record
 from .escapes import FUNCTION_HINTS, PLAIN_ARRAY
 from .registry import defnative
+from .sums import sum_to_shape
 from .where import numpy_entry, user_location
 
 ndarray = np.ndarray

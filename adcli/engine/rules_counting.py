@@ -9,8 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedError
-from .core import Primitive, Tracer, apply, record_result, unbroadcast
+from .core import Primitive, Tracer, apply, record_result
 from .registry import defnative
+from .sums import unbroadcast
 from .where import user_location
 
 

@@ -30,9 +30,10 @@ import functools
 import numpy as np
 
 from ..errors import UnsupportedError
-from .core import Primitive, Tracer, _parents, apply, kept, node_kind, record, unbroadcast
+from .core import Primitive, Tracer, _parents, apply, kept, node_kind, record
 from .registry import defnative
 from .rules_contract import cast_like
+from .sums import unbroadcast
 
 solve = np.linalg.solve
 

@@ -21,8 +21,9 @@ import sys
 import numpy as np
 
 from ..errors import UnsupportedError
-from .core import Primitive, unbroadcast
+from .core import Primitive
 from .registry import LAZY_UFUNCS, UFUNCS, defufunc_rule
+from .sums import unbroadcast
 
 _SQRT_PI = np.sqrt(np.pi)
 _SQRT_2PI = np.sqrt(2.0 * np.pi)

@@ -15,9 +15,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedError
-from .core import Primitive, Tracer, record_result, unbroadcast, unwrap
+from .core import Primitive, Tracer, record_result, unwrap
 from .library import library_rule, original
 from .rules_linalg import _cholesky_vjp
+from .sums import unbroadcast
 from .where import user_location
 
 

@@ -9,9 +9,10 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from . import hooks
-from .core import Primitive, Tracer, apply, mixed_tapes, node_kind, nondiff, record, sum_to_shape, unbroadcast
+from .core import Primitive, Tracer, apply, mixed_tapes, node_kind, nondiff, record
 from .mutation import setitem, viewing
 from .registry import defnative
+from .sums import sum_to_shape, unbroadcast
 from .trim import shape_read
 
 ndarray = np.ndarray

@@ -1,5 +1,5 @@
-"""A cotangent summed back to a broadcast argument's shape by a product with ones, where NumPy's
-reduction is slow (engine.core.sum_to_shape asks here first)."""
+"""A cotangent summed back to the shape of the argument it belongs to (undoing NumPy
+broadcasting): by a product with ones where NumPy's reduction is slow, else by that reduction."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+ndarray = np.ndarray
 MATMUL_MIN = 1024  # elements: below, NumPy's reduction takes a few µs at most, less than choosing
 
 
@@ -32,3 +33,37 @@ def sum_by_product(c: np.ndarray, shape: tuple, lead: int):
     ones = np.ones(n, c.dtype)
     out = ones @ (c.reshape(n, post) if pre == 1 else c.reshape(pre, n, post))
     return out.reshape(shape)
+
+
+def unbroadcast(c, x):
+    """Sum a cotangent ``c`` down to the shape of the argument ``x`` it belongs to (undoing
+    NumPy broadcasting), and give it x's float dtype when x is a float array."""
+    if type(x) is ndarray:
+        if type(c) is ndarray:
+            if c.shape != x.shape:
+                c = sum_to_shape(c, x.shape)
+            if c.dtype != x.dtype and x.dtype.kind == "f":
+                c = c.astype(x.dtype)
+        elif x.shape != ():
+            c = np.full(x.shape, c, dtype=x.dtype if x.dtype.kind == "f" else None)
+        return c
+    if type(c) is ndarray and c.ndim:  # x was a scalar that got broadcast
+        return c.sum()
+    return c
+
+
+def sum_to_shape(c: np.ndarray, shape: tuple) -> np.ndarray:
+    """Sum ``c`` over the axes that broadcasting added or stretched to reach ``c.shape``."""
+    lead = c.ndim - len(shape)
+    by_product = sum_by_product(c, shape, lead)
+    if by_product is not None:
+        return by_product
+    if lead:
+        c = _add_reduce(c, axis=tuple(range(lead)))  # what c.sum() calls, without its Python layer
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and c.shape[i] != 1)
+    if axes:
+        c = _add_reduce(c, axis=axes, keepdims=True)
+    return c
+
+
+_add_reduce = np.add.reduce

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import TracingError, UnsupportedError
 from . import core, keep, mutation, rules_elementwise
-from .core import _SHAPE_ONLY_MIN, ArrayTracer, Tracer, _new, apply1, apply2, pb_binary, pb_unary, unary_node
+from .core import _SHAPE_ONLY_MIN, ArrayTracer, Tracer, _new, apply1, apply2, passes, pb_binary, pb_passes, pb_unary, unary_node
 from .dispatch import array_function, ufunc_call
 from .escapes import ARRAY_HINT, NUMBER_HINT, escape_message
 from .registry import FAST_UFUNCS
@@ -35,6 +35,7 @@ def _binary(prim):
     apply2 would record, without its call and its array checks (sum_loop_1000's forward pass
     ~0.96 -> ~0.8 µs per iteration); everything else goes to apply2."""
     fwd = prim.fwd
+    kind = pb_passes if prim.vjps == (passes, passes) else pb_binary  # x + y: the cotangent passes on
 
     def op(self, other):
         if type(self) is Tracer:  # a number: ArrayTracer holds arrays
@@ -46,7 +47,7 @@ def _binary(prim):
                     ans = fwd(av, bv)
                     if type(ans) is not ndarray:
                         nodes = tape.nodes
-                        nodes.append((pb_binary, prim, (self.idx, other.idx), ans, av, bv))
+                        nodes.append((kind, prim, (self.idx, other.idx), ans, av, bv))
                         t = _new(Tracer)
                         t.value, t.idx, t.tape = ans, len(nodes) - 1, tape
                         return t
@@ -56,7 +57,7 @@ def _binary(prim):
                 if type(ans) is not ndarray:
                     tape = self.tape
                     nodes = tape.nodes
-                    nodes.append((pb_binary, prim, (self.idx, None), ans, av, other))
+                    nodes.append((kind, prim, (self.idx, None), ans, av, other))
                     t = _new(Tracer)
                     t.value, t.idx, t.tape = ans, len(nodes) - 1, tape
                     return t
@@ -69,7 +70,7 @@ def _binary(prim):
             if type(ans) is not ndarray:
                 tape = self.tape
                 nodes = tape.nodes
-                nodes.append((pb_binary, prim, (None, self.idx), ans, other, bv))
+                nodes.append((kind, prim, (None, self.idx), ans, other, bv))
                 t = _new(Tracer)
                 t.value, t.idx, t.tape = ans, len(nodes) - 1, tape
                 return t

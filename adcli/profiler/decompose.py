@@ -45,10 +45,11 @@ from functools import lru_cache
 import numpy as np
 
 from ..engine import hooks
-from ..engine.core import BINARY_KINDS, Primitive, binary_parents, pb_general, pb_joint, pb_unary, unbroadcast
+from ..engine.core import BINARY_KINDS, Primitive, binary_parents, pb_general, pb_joint, pb_unary
 from ..engine.grad import vjp
 from ..engine.hooks import Session
 from ..engine.rules_linalg import CHOLESKY, _pb_solve, _solve_da_of, _solve_gb, solve, triangle
+from ..engine.sums import unbroadcast
 from ..measure import stable_median
 
 _perf = time.perf_counter
