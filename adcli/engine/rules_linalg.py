@@ -25,8 +25,6 @@ signs of the eigenvectors / singular-vector pairs, which NumPy chooses arbitrari
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from ..errors import UnsupportedError
@@ -34,6 +32,7 @@ from .core import Primitive, Tracer, _parents, apply, kept, node_kind, record
 from .registry import defnative
 from .rules_contract import cast_like
 from .sums import unbroadcast
+from .triangular import LAPACK_KIND, congruence, lower_inverse, triangular_solve_t
 
 solve = np.linalg.solve
 
@@ -90,53 +89,10 @@ DET = Primitive(
 # b is one vector for every matrix of the stack.
 def _solve_gb(g, a, b):
     g = np.asarray(g)
-    gb = _triangular_solve_t(a, g)
+    gb = triangular_solve_t(a, g)
     if gb is not None:
         return gb
     return solve(_T(a), g[..., None])[..., 0] if np.ndim(b) == 1 else solve(_T(a), g)
-
-
-@functools.lru_cache(maxsize=8)
-def _strict_upper(n):
-    mask = ~np.tri(n, dtype=bool)
-    mask.flags.writeable = False
-    return mask
-
-
-def triangle(a):
-    """True for a lower-triangular float32/float64 matrix of 16 rows or more, False for an
-    upper-triangular one, None for anything else (stacks, smaller or general matrices)."""
-    n = a.shape[-1]
-    if a.ndim != 2 or n < 16 or a.dtype not in _LAPACK_KIND:
-        return None
-    if a[0, n - 1] == 0 and not np.logical_and(a != 0, _strict_upper(n)).any():
-        return True
-    if a[n - 1, 0] == 0 and not np.logical_and(a.T != 0, _strict_upper(n)).any():
-        return False
-    return None
-
-
-def _triangular_solve_t(a, g):
-    """a^-T g by LAPACK's triangular solve (trtrs) when ``a`` is a triangular float32/float64
-    matrix of 16 rows or more (a Cholesky factor, as in a GP's likelihood); None otherwise.
-    NumPy's solve factorises a triangular matrix like any other: at n = 128 the pullback's
-    solve took 96 µs through it and 3 µs through trtrs, after a 5 µs check that the other
-    triangle is zero (a general matrix almost always fails at its corner, in well under 1 µs).
-    The result is the triangular solve's, not the LU's: both are backward stable, they differ
-    in the last bits. A zero on the diagonal (singular, which the forward's solve would have
-    refused) falls back to NumPy's solve, which raises."""
-    lower = triangle(a)
-    if lower is None or g.dtype != a.dtype or g.ndim > 2:
-        return None
-    from scipy.linalg import lapack  # loaded on the first triangular solve's gradient
-
-    trtrs = getattr(lapack, _LAPACK_KIND[a.dtype] + "trtrs")
-    # a^T x = g: a's transpose is Fortran-ordered when a is C-ordered (no copy into LAPACK)
-    if a.flags.f_contiguous:
-        x, info = trtrs(a, g, lower=lower, trans=1)
-    else:
-        x, info = trtrs(np.ascontiguousarray(a).T, g, lower=not lower, trans=0)
-    return x if info == 0 else None
 
 
 def _solve_da_of(gb, ans, a, b):
@@ -199,80 +155,17 @@ def _slogdet(a):
 # --- Cholesky (Iain Murray, "Differentiation of the Cholesky decomposition", 2016) ---
 def _cholesky_vjp(g, ans, a, upper=False):
     L, gL = (_T(ans), _T(g)) if upper else (ans, g)
-    if L.ndim == 2 and L.dtype in _LAPACK_KIND and L.dtype == gL.dtype:
-        return cast_like(_congruence(L, gL, upper), a)
+    if L.ndim == 2 and L.dtype in LAPACK_KIND and L.dtype == gL.dtype:
+        return cast_like(congruence(L, gL, upper), a)
     # stacks and mixed dtypes: products with the triangle's inverse
     n = L.shape[-1]
     P = np.tril(_T(L) @ gL)
     d = np.arange(n)
     P[..., d, d] *= 0.5  # lower triangle, halved diagonal (in place: no n x n temporaries)
-    Li = _lower_inverse(L)
+    Li = lower_inverse(L)
     S = _T(Li) @ (P @ Li)  # L^-T P L^-1
     del P, Li  # freed before _one_triangle's temporaries: the gradient's peak memory
     return cast_like(_one_triangle(S, lower=not upper), a)
-
-
-# float32/float64 matrices: BLAS's triangular product and LAPACK's congruence (scipy.linalg;
-# NumPy has neither). Against products with L^-1: the pullback at n = 100 went from 206 to
-# 131 µs with a product and two triangular solves, and sygst in place of the two solves (one
-# n^3 of flops fewer: it makes the symmetric result's one triangle) took n = 300 from 3.3 ms to
-# 2.3 (n = 100: 200 -> 187 µs; it is OpenBLAS's reference code there, little faster than the
-# two solves).
-_LAPACK_KIND = {np.dtype(np.float64): "d", np.dtype(np.float32): "s"}
-
-
-def _congruence(L, gL, upper=False):
-    """The pullback's result in the lower triangle (the upper one, transposed, for ``upper``),
-    C-ordered: with M = L^T tril(gL) and Q the symmetric matrix whose lower triangle is M's,
-    C = L^-T Q L^-1 (symmetric) is twice the symmetrised L^-T Phi(M) L^-1 of Murray's formula
-    (Phi: the lower triangle, the diagonal halved), so the gradient is C's strict lower
-    triangle with C's halved diagonal.
-
-    LAPACK's sygst computes inv(V^T) A inv(V) for an upper-triangular V and a symmetric A given
-    by its upper triangle. Reversing rows and columns (J, the reversal) turns L into such a V
-    (V = J L J) and M's lower triangle into an upper one: C = J inv(V^T) (J Q J) inv(V) J.
-    One triangular product (trmm) then one sygst, each on Fortran-ordered operands: the
-    reversed arrays are copied to Fortran order (n^2, against the n^3 of the work), and each
-    n x n temporary is dropped as soon as it has served (the gradient's peak memory: two of
-    them at a time)."""
-    from scipy.linalg import blas, lapack  # loaded on the first float Cholesky gradient, not with the engine
-
-    kind = _LAPACK_KIND[L.dtype]
-    trmm, sygst = getattr(blas, kind + "trmm"), getattr(lapack, kind + "sygst")
-    # (L^T tril(gL))^T = tril(gL)^T L: B op(U) with op(U) = U^T = L, U = L^T Fortran-ordered;
-    # written into tril(gL)'s own array. M itself is the transpose.
-    Mt = trmm(1.0, np.ascontiguousarray(L).T, np.tril(gL).T, side=1, lower=0, trans_a=1, overwrite_b=1)
-    A = np.ascontiguousarray(Mt[::-1, ::-1]).T  # J M J, Fortran-ordered: (J Mt J)^T
-    del Mt
-    V = np.ascontiguousarray(L[::-1, ::-1].T).T  # J L J, Fortran-ordered
-    C, info = sygst(A, V, itype=1, lower=0, overwrite_a=1)
-    del A, V
-    if info != 0:  # pragma: no cover - only an illegal argument makes sygst fail
-        raise np.linalg.LinAlgError(f"LAPACK {kind}sygst failed (info={info})")
-    n = C.shape[-1]
-    np.copyto(C, 0.0, where=np.tri(n, k=-1, dtype=bool))  # C's strict lower part: J C J's upper
-    d = np.arange(n)
-    C[d, d] *= 0.5
-    lower = C[::-1, ::-1]  # C's lower triangle, reversed back into place
-    return np.ascontiguousarray(lower.T if upper else lower)
-
-
-def _lower_inverse(L):
-    """The inverse of a (stack of) nonsingular lower-triangular matrices, by halves:
-    [[A, 0], [B, C]]^-1 = [[A^-1, 0], [-C^-1 B A^-1, C^-1]]. Matrix products do the work (a
-    third of an LU solve's flops for the same inverse): the Cholesky pullback's two triangular
-    solves with n right-hand sides took 2.3x as long through np.linalg.solve at n = 128. The
-    accuracy is a triangular solve's: within a few ulps of it times the condition number."""
-    n = L.shape[-1]
-    if n <= 32:
-        return np.linalg.inv(L)
-    h = n // 2
-    A, C = _lower_inverse(L[..., :h, :h]), _lower_inverse(L[..., h:, h:])
-    out = np.zeros_like(A, shape=L.shape)
-    out[..., :h, :h] = A
-    out[..., h:, h:] = C
-    out[..., h:, :h] = -(C @ (L[..., h:, :h] @ A))
-    return out
 
 
 CHOLESKY = Primitive(

@@ -48,8 +48,9 @@ from ..engine import hooks
 from ..engine.core import BINARY_KINDS, Primitive, binary_parents, pb_general, pb_joint, pb_unary
 from ..engine.grad import vjp
 from ..engine.hooks import Session
-from ..engine.rules_linalg import CHOLESKY, _pb_solve, _solve_da_of, _solve_gb, solve, triangle
+from ..engine.rules_linalg import CHOLESKY, _pb_solve, _solve_da_of, _solve_gb, solve
 from ..engine.sums import unbroadcast
+from ..engine.triangular import scipy_linalg, triangle
 from ..measure import stable_median
 
 _perf = time.perf_counter
@@ -141,7 +142,7 @@ def _lean_solve(node, g) -> float:
     a hand-written rule reuses the forward's factor (lu_factor, cho_factor, or the triangular
     factor it solved with), so the forward's time, nearly all factorization, comes off. 1.0 for
     several right-hand sides (their triangular solves are work too), for a triangular a (the
-    pullback's solve is already a triangular one, ``rules_linalg.triangle``) and when not
+    pullback's solve is already a triangular one, ``triangular.triangle``) and when not
     measurable."""
     _, parents, ans, a, b = node
     if np.ndim(b) != 1 or type(a) is not np.ndarray or triangle(a) is not None:
@@ -179,9 +180,7 @@ def _lean_cholesky(node, work: float | None) -> float:
     if work is None or work <= 0 or type(L) is not np.ndarray or L.ndim != 2 or L.dtype.kind != "f":
         return 1.0
     try:
-        from scipy.linalg import lapack
-
-        potri = lapack.get_lapack_funcs("potri", (L,))
+        potri = scipy_linalg()[1].get_lapack_funcs("potri", (L,))
         lower = not kwargs.get("upper")
         t0 = _perf()
         half, info = potri(L, lower=lower)  # K^-1's triangle, from the factor

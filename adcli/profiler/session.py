@@ -31,7 +31,7 @@ import time
 
 import numpy as np
 
-from ..engine import hooks, library
+from ..engine import hooks, library, triangular
 from ..engine.core import Tracer, has_tracer
 from ..engine.signature import Signature, signature_key
 from ..engine.tape import backward
@@ -140,6 +140,7 @@ class Session(hooks.Session):
     def __init__(self, include=(), exclude=(), root_dir: str | None = None, sample_limit: int = 1_000_000,
                  sample_budget: int = 100_000_000, every_gradient: bool = False,
                  overhead_budget: float = OVERHEAD_BUDGET):
+        triangular.scipy_linalg()  # the engine's lazy load, here: not timed as a pullback of the program
         self._root_sig = Observed(0, None, "root", "")
         self.signatures: dict = {}  # key -> Observed
         self.by_id: dict = {0: self._root_sig}
