@@ -173,8 +173,10 @@ def test_gp_likelihood_through_triangular_solves():
 
 
 # --- symmetric inputs: cholesky, eigh, eigvalsh ---
-# (33, 33), (2, 70, 70): the pullback inverts the factor by halves above 32 rows (uneven ones too)
-@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4), (33, 33), (2, 70, 70)])
+# (33, 33), (2, 70, 70): the stacked pullback inverts the factor by halves above 32 rows (uneven
+# ones too); (130, 130), (257, 257): a single matrix's pullback goes by halves above 96 rows (at
+# 257 two levels deep, split unevenly)
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4), (33, 33), (2, 70, 70), (130, 130), (257, 257)])
 @pytest.mark.parametrize("upper", [False, True])
 def test_cholesky(shape, upper):
     a = spd(shape)
@@ -329,10 +331,10 @@ def test_refused_options():
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("upper", [False, True])
-@pytest.mark.parametrize("n", [1, 5, 70, 130])
+@pytest.mark.parametrize("n", [1, 5, 70, 96, 97, 130, 257])
 def test_the_lapack_cholesky_pullback_agrees_with_the_stacked_one(dtype, upper, n):
     # A single matrix goes through BLAS's triangular product and LAPACK's congruence (sygst, on
-    # the reversed factor; blocked above 64), a stack through the products with the inverse; a
+    # the reversed factor; by halves above 96 rows), a stack through the products with the inverse; a
     # strided cotangent and factor (views) must give the same result, C-ordered.
     a = spd((n, n)).astype(dtype)
     ans = np.linalg.cholesky(a, upper=upper)

@@ -18,9 +18,52 @@ import numpy as np
 LAPACK_KIND = {np.dtype(np.float64): "d", np.dtype(np.float32): "s"}
 
 
+WHOLE_MAX = 96  # rows: a larger factor's pullback is taken by halves (congruence)
+
+
 def congruence(L, gL, upper=False):
-    """The pullback's result in the lower triangle (the upper one, transposed, for ``upper``),
-    C-ordered: with M = L^T tril(gL) and Q the symmetric matrix whose lower triangle is M's,
+    """The Cholesky pullback of a float32/float64 matrix from its lower factor L and the
+    factor's cotangent gL: the gradient in the lower triangle (the upper one, transposed, for
+    ``upper``), C-ordered. Up to WHOLE_MAX rows in one piece (``_whole``); above, by halves
+    (``_by_halves``): the factor of a 300 x 300 matrix in 1.3 ms instead of 2.0-2.6, of
+    600 x 600 in 6.6 instead of 12.6 (at 120 rows: 242-245 against 255 µs)."""
+    if L.shape[-1] <= WHOLE_MAX:
+        lower = _whole(L, gL)
+    else:
+        lower = np.tril(gL)
+        _by_halves(L, lower, getattr(scipy_linalg()[0], LAPACK_KIND[L.dtype] + "trsm"))
+    return np.ascontiguousarray(lower.T if upper else lower)
+
+
+def _by_halves(L, W, trsm) -> None:
+    """W, the factor's cotangent on entry (its lower triangle), becomes the gradient (in place).
+
+    The factorisation by halves, L11 = chol(A11), L21 = A21 L11^-T, L22 = chol(A22 - L21
+    L21^T), reversed step by step (the blocked algorithm of I. Murray, "Differentiation of the
+    Cholesky decomposition", 2016, with two blocks): L22's pullback (by halves again) gives the
+    gradient G of A22 - L21 L21^T, so L21's cotangent loses (G + G^T) L21; A21's cotangent is
+    L21's times L11^-1 (a triangular solve), which takes tril(gA21^T L21) from L11's; then
+    L11's pullback. The work is matrix products and triangular solves (BLAS level 3), about
+    twice the factorisation's flops, where the congruence in one piece takes six times them,
+    half of it in LAPACK's sygst (unblocked reference code); the pieces of WHOLE_MAX rows or
+    fewer are each one congruence."""
+    n = L.shape[0]
+    if n <= WHOLE_MAX:
+        W[...] = _whole(L, W)
+        return
+    h = n // 2
+    L21 = L[h:, :h]
+    _by_halves(L[h:, h:], W[h:, h:], trsm)
+    G = W[h:, h:]
+    W[h:, :h] -= (G + G.T) @ L21
+    W[h:, :h] = trsm(1.0, L[:h, :h], W[h:, :h], side=1, lower=1)  # gA21 = gL21 L11^-1
+    W[:h, :h] -= np.tril(W[h:, :h].T @ L21)
+    _by_halves(L[:h, :h], W[:h, :h], trsm)
+
+
+def _whole(L, gL):
+    """The pullback in one piece, the result in the lower triangle of a (not contiguous) view:
+    with M = L^T tril(gL) and Q the symmetric matrix whose lower triangle is M's,
     C = L^-T Q L^-1 (symmetric) is twice the symmetrised L^-T Phi(M) L^-1 of Murray's formula
     (Phi: the lower triangle, the diagonal halved), so the gradient is C's strict lower
     triangle with C's halved diagonal.
@@ -49,8 +92,7 @@ def congruence(L, gL, upper=False):
     np.copyto(C, 0.0, where=np.tri(n, k=-1, dtype=bool))  # C's strict lower part: J C J's upper
     d = np.arange(n)
     C[d, d] *= 0.5
-    lower = C[::-1, ::-1]  # C's lower triangle, reversed back into place
-    return np.ascontiguousarray(lower.T if upper else lower)
+    return C[::-1, ::-1]  # C's lower triangle, reversed back into place
 
 
 def lower_inverse(L):

@@ -168,7 +168,8 @@ def _is_cholesky(node) -> bool:
 def _lean_cholesky(node, work: float | None) -> float:
     """The share of a ``np.linalg.cholesky(a)`` node's pullback a closed form needs. The generic
     pullback takes L^T G (BLAS's trmm) and the congruence L^-T Q L^-1 (LAPACK's sygst): about two
-    n^3 flops, the result on one triangle. A scalar objective that reaches a only through
+    n^3 flops, the result on one triangle; above 96 rows by halves, about two thirds of n^3
+    (engine.triangular.congruence). A scalar objective that reaches a only through
     its factor's solves and log-determinant (a Gaussian likelihood, a Gaussian process's marginal
     likelihood: the uses of a Cholesky factor) has a closed form in K^-1, which LAPACK's potri
     computes from the forward's factor in two thirds of n^3 flops (scipy.linalg.lapack, as a GP
