@@ -723,3 +723,21 @@ def test_unary_vjps_written_in_place_keep_numpys_values_and_dtypes(dtype, in_pla
             assert np.array_equal(got, want), (type(g), op)
         neg = _times(g, np.cos(x), negate=True)
         assert np.array_equal(neg, -g * np.cos(x)) and neg.dtype == (-g * np.cos(x)).dtype
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+@pytest.mark.parametrize("y", [2, 3, 0.5, -1.5, 2.0])
+def test_power_vjp_of_a_number_exponent_written_in_place_keeps_numpys_values(dtype, y, in_place_always):
+    # x ** y's VJP in x writes into the arrays it made: the same bits, dtype and shape as
+    # NumPy's g * (y * x ** (y - 1)) for every kind of cotangent (float32 x with float64 g too).
+    from adcli.engine.rules_elementwise import _pow_dx
+
+    x = np.linspace(0.2, 1.9, 12).reshape(3, 4).astype(dtype)
+    for g in [1.5, np.float32(1.5), np.array(1.5, dtype), np.linspace(-1.0, 1.0, 12).reshape(3, 4).astype(dtype),
+              np.linspace(-1.0, 1.0, 12).reshape(3, 4), np.ones(4, dtype) * 0.7, np.full((2, 3, 4), 1.5, dtype)]:
+        want = g * (y * x) if y == 2 else g * (y * np.power(x, y - 1))
+        got = _pow_dx(g, x**y, x, y)
+        assert got.dtype == want.dtype and got.shape == want.shape, (type(g), np.shape(g))
+        assert np.array_equal(got, want), (type(g), np.shape(g))
+    ints = np.arange(1, 13).reshape(3, 4)  # an integer x: no writing a float into it
+    assert np.array_equal(_pow_dx(np.ones((3, 4)), ints**3, ints, 3), 3 * ints**2.0)

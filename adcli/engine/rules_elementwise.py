@@ -113,7 +113,11 @@ def _pow_dx(g, ans, x, y):
     if type(y) in (int, float):  # x ** 2, x ** 0.5: no array work for the exponent
         if y == 0:
             return g * np.zeros_like(x)
-        return g * (y * x) if y == 2 else g * (y * np.power(x, y - 1))
+        if y == 2:
+            return _times(g, y * x)  # one array made, not two (x ** 2 in a kernel: 230 KB ones took
+            # 178 µs against 11 when the allocator gave the second back to the system each call)
+        d = np.power(x, y - 1)
+        return _times(g, np.multiply(d, y, out=d) if _big(d) and d.dtype.kind in "fc" else y * d)
     return g * y * np.power(x, np.where(y == 0, 1.0, y - 1))
 
 
