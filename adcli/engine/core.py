@@ -135,7 +135,8 @@ _STAND_INS: dict = {}
 # Node layouts (first element is always the pullback, see tape.backward):
 #   unary:   (pb_unary,   prim, parent_idx, ans, x)
 #   binary:  (pb_binary,  prim, parents, ans, x, y)       parents: (x's idx or None, y's idx or None)
-#            (pb_joint for a primitive with a joint VJP: the same layout)
+#            (pb_joint for a primitive with a joint VJP, pb_passes for x + y of two numbers:
+#            the same layout)
 #   general: (pb_general, prim, parents, ans, vals, kwargs)
 
 
