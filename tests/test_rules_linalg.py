@@ -356,3 +356,38 @@ def test_the_lower_inverse_by_halves_is_the_inverse(n):
     inv = lower_inverse(L)
     np.testing.assert_allclose(inv @ L, np.broadcast_to(np.eye(n), (2, n, n)), atol=1e-12)
     assert np.array_equal(inv, np.tril(inv))  # lower triangular, zeros above exactly
+
+
+def _moderate(n, seed=0):
+    """An orthogonal matrix times singular values near 1: det and its gradient of order 1 at any n."""
+    q, _ = np.linalg.qr(arr((n, n), seed))
+    return q * np.linspace(0.8, 1.25, n)
+
+
+@pytest.mark.parametrize("n", [16, 40])
+def test_det_and_slogdet_of_larger_matrices(n):
+    # 16 rows or more: the pullbacks take the inverse from LAPACK's LU (getrf, getri)
+    # (float32 against float64's gradient: finite differences of a float32 determinant over
+    # n^2 entries are noise)
+    a = _moderate(n)
+    for f in (lambda a: readout(np.linalg.det(a)), lambda a: readout(np.linalg.slogdet(a).logabsdet),
+              lambda a: readout(np.linalg.slogdet(a.T[::-1])[1])):  # the last: a strided, F-ordered view
+        g = check_grad(f, a)
+        low = adcli.grad(f)(a.astype(np.float32))
+        assert low.dtype == np.float32
+        np.testing.assert_allclose(low, g, rtol=0, atol=1e-5 * np.abs(g).max())
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [15, 16, 70])
+def test_the_lu_inverse_is_numpys_inverse(dtype, n):
+    from adcli.engine.rules_linalg import _inverse
+
+    a = _moderate(n, 3).astype(dtype)
+    tol = 1e-4 if dtype == np.float32 else 1e-12
+    for view in (a, np.asfortranarray(a), a.T[::-1]):
+        got = _inverse(view)
+        assert got.dtype == dtype and got.shape == (n, n)
+        np.testing.assert_allclose(got, np.linalg.inv(view), rtol=0, atol=tol * np.abs(np.linalg.inv(view)).max())
+    with pytest.raises(np.linalg.LinAlgError):  # singular: np.linalg.inv's error, as before
+        _inverse(np.zeros((n, n), dtype))
