@@ -9,7 +9,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import GradInputError, TracingError, UnsupportedError
-from . import hooks, library, lists
+from . import allocator, hooks, library, lists
 from .accumulate import Accumulator
 from .core import Tracer, make_tracer
 from .mutation import copy_keep_layout
@@ -60,6 +60,7 @@ def _differentiate(f: Callable, argnums, cotangent) -> Callable:
     if not nums or not all(isinstance(k, int) for k in nums):
         raise GradInputError(f"argnums must be an int or a non-empty tuple of ints, not {argnums!r}")
 
+    allocator.keep_gradient_memory()  # once per process: glibc keeps the memory gradients free
     positions: dict = {}  # len(args) -> the argnums as positions (checked once per arity)
 
     @functools.wraps(f)
