@@ -6,11 +6,12 @@ process-wide, and glibc's dynamic policy moves them as arrays are freed)."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import textwrap
 
 import pytest
+
+from tests.support.fresh import fresh_python
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt: Linux only")
 
@@ -44,9 +45,7 @@ PROBE = textwrap.dedent(
 def _probe(**env) -> list[str]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("MALLOC_", "ADCLI_MALLOC"))}
     environ.update(env)
-    out = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=120, env=environ)
-    assert out.returncode == 0, out.stderr
-    return out.stdout.split()
+    return fresh_python(PROBE, env=environ).split()
 
 
 def test_the_first_gradient_function_keeps_arrays_up_to_32_mib_in_the_heap():

@@ -1,7 +1,5 @@
 """adcli.profile(): profiling from Python, with the CLI's typed results and rich display."""
 
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -12,6 +10,7 @@ from adcli.app.profiling import ProfileView
 from adcli.profiler import store
 from adcli.profiler.api import NoGradientError
 from adcli.rules import dispatch
+from tests.support.fresh import fresh_python
 
 
 @dispatch
@@ -67,5 +66,4 @@ def test_no_gradient_nesting_and_errors_in_the_block():
 
 def test_import_adcli_does_not_load_the_profiler():
     code = "import sys, adcli; print('adcli.profiler' in sys.modules); adcli.profile; print('adcli.profiler' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.split()
-    assert out == ["False", "True"]
+    assert fresh_python(code).split() == ["False", "True"]

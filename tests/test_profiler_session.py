@@ -9,6 +9,7 @@ import pytest
 import adcli
 from adcli.profiler.session import Session, run_with_profile_hook
 from adcli.rules import dispatch
+from tests.support.fresh import fresh_python
 
 
 @dispatch
@@ -181,15 +182,10 @@ def test_a_profiler_loads_the_engines_lazy_scipy_modules_before_the_program_runs
     """The engine loads scipy.linalg's BLAS and LAPACK wrappers on the first pullback that needs
     them (0.1 s or more); a profiler loads them when it is made, so a profile of one gradient
     does not charge the load to that pullback (a cold gp_lml's solve showed 102 of 107 ms)."""
-    import subprocess
-    import sys
-
     code = ("import sys, numpy as np, adcli\n"
             "adcli.grad(lambda x: np.sum(np.linalg.solve(x, np.ones(3))))(np.eye(3) + 1.0)\n"
             "print('scipy.linalg.lapack' in sys.modules)\n"
             "from adcli.profiler.session import Session\n"
             "Session()\n"
             "print('scipy.linalg.lapack' in sys.modules)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == ["False", "True"]
+    assert fresh_python(code).split() == ["False", "True"]

@@ -18,8 +18,6 @@ The graph used throughout (leaves a, b, c; c is never used on a differentiable p
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -28,6 +26,7 @@ import pytest
 from adcli.engine import tape as tape_mod
 from adcli.engine.accumulate import Accumulator
 from adcli.engine.tape import ClosedTapeError, SumAccumulator, Tape, backward
+from tests.support.fresh import fresh_python
 
 TAPE_FILE = Path(tape_mod.__file__)
 
@@ -295,9 +294,7 @@ def test_tape_module_does_not_import_numpy():
         print("ok")
         """
     )
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert res.returncode == 0, res.stderr
-    assert res.stdout.strip() == "ok"
+    assert fresh_python(code, timeout=60).strip() == "ok"
 
 
 def test_every_node_kind_declares_where_its_output_is():
