@@ -113,8 +113,6 @@ def lower_inverse(L):
     return out
 
 
-
-
 @functools.lru_cache(maxsize=8)
 def _strict_upper(n):
     mask = ~np.tri(n, dtype=bool)
