@@ -344,3 +344,25 @@ def test_sum_with_initial():
     v, g = adcli.value_and_grad(lambda x: np.sum(x, initial=5.0))(x)
     assert v == 8.0
     np.testing.assert_array_equal(g, [1.0, 1.0])
+
+
+@pytest.mark.parametrize("k", [2, 3, 4, 5])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+@pytest.mark.parametrize("axis,keepdims", [(-1, False), (2, True), ((0, 2), False), ((0, 1, 2), True)])
+def test_a_short_summed_last_axis_spreads_the_cotangent(k, dtype, axis, keepdims):
+    # over 4096 elements with a last axis of 2-4 summed and not all the others, the cotangent is
+    # spread into a new array (rules_reduce._spread), else a broadcast view (a sum of everything:
+    # NumPy's loops take a broadcast number fast): both are the cotangent repeated over the axes
+    from adcli.engine.rules_reduce import _spread
+
+    x = np.zeros((60, 80, k), dtype)  # over _SMALL (4096) elements at every k
+    g = np.sum(np.arange(x.size).reshape(x.shape).astype(dtype) * (1 + 1j if dtype == np.complex128 else 1),
+               axis=axis, keepdims=keepdims)
+    got = _spread(g, x, axis, keepdims)
+    want = np.broadcast_to(np.expand_dims(g, axis) if not keepdims else g, x.shape)
+    assert got.shape == x.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    assert got.flags.c_contiguous == (k <= 4 and axis != (0, 1, 2))  # a short last axis alone: a new array
+    w = np.linspace(0.5, 1.5, x.size).reshape(x.shape)
+    check_grad(lambda v: np.sum(np.sin(np.sum(v * w, axis=axis, keepdims=keepdims)) * 1.3), w.astype(np.float64) * 0.1)
+    check_grad(lambda v: np.sum(np.cos(np.mean(v ** 2, axis=axis, keepdims=keepdims))), w.astype(np.float64) * 0.1)
