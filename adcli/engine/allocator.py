@@ -22,6 +22,7 @@ another C library than glibc, a process whose environment sets ``MALLOC_MMAP_THR
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import sys
 
@@ -29,14 +30,9 @@ MMAP_THRESHOLD = 32 << 20  # glibc's DEFAULT_MMAP_THRESHOLD_MAX on 64-bit system
 TRIM_THRESHOLD = 2 * MMAP_THRESHOLD  # what glibc's dynamic policy pairs with it
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # malloc.h
 
-_state = {"done": False, "set": False}
-
-
+@functools.cache
 def keep_gradient_memory() -> bool:
     """Set glibc's thresholds once per process (see the module docstring); whether they are set."""
-    if _state["done"]:
-        return _state["set"]
-    _state["done"] = True
     if not sys.platform.startswith("linux") or os.environ.get("ADCLI_MALLOC") == "leave":
         return False
     if "MALLOC_MMAP_THRESHOLD_" in os.environ or "MALLOC_TRIM_THRESHOLD_" in os.environ:
@@ -49,5 +45,4 @@ def keep_gradient_memory() -> bool:
         return False
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     mallopt.restype = ctypes.c_int
-    _state["set"] = bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD))
-    return _state["set"]
+    return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and bool(mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD))

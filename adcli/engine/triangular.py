@@ -133,6 +133,7 @@ def triangle(a):
     return None
 
 
+@functools.cache
 def scipy_linalg():
     """SciPy's BLAS and LAPACK wrappers, (scipy.linalg.blas, scipy.linalg.lapack), loaded on the
     first pullback that needs them (0.1-0.15 s, which importing the engine does not pay). A
