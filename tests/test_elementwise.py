@@ -70,6 +70,7 @@ BINARY_DOMAIN = {
     np.arctan2: (DEFAULT, POSITIVE),
     np.hypot: (POSITIVE, POSITIVE),
     np.ldexp: (DEFAULT, lambda rng, shape: rng.integers(-2, 3, shape)),
+    np.heaviside: (away_from_zero(), DEFAULT),  # off its step (test_heaviside_is_h_at_zero: on it)
 }
 # ufuncs whose second argument must be an integer (so it can only be a plain value)
 INT_SECOND = {np.ldexp}
@@ -206,6 +207,22 @@ def test_binary_ufunc(ufunc, case, which, dtype):
         assert type(g) is type(arg)
         if isinstance(arg, np.ndarray):
             assert g.shape == arg.shape and g.dtype == arg.dtype
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+@pytest.mark.parametrize("shape_h", [(), (4,), (3, 4)])
+def test_heaviside_is_h_at_zero(shape_h, dtype):
+    """heaviside(x, h) is h where x == 0: its gradient in h counts those places (and is 0
+    elsewhere); in x it is 0 (flat off the step)."""
+    x = np.array([[0.0, -1.0, 0.0, 2.0], [1.0, 0.0, -0.0, 3.0], [0.5, -2.0, 0.0, 0.0]], dtype=dtype)
+    h = np.full(shape_h, 0.5, dtype=dtype)
+    w = np.arange(1.0, 13.0).reshape(3, 4)
+    gh = check_grad(lambda h: np.sum(w * np.heaviside(x, h)), h)
+    at_zero = np.broadcast_to(np.where(x == 0, w, 0.0), (3, 4))
+    expected = at_zero.sum() if shape_h == () else at_zero.sum(axis=0) if shape_h == (4,) else at_zero
+    np.testing.assert_allclose(gh, expected, rtol=1e-6)
+    gx = adcli.grad(lambda x: np.sum(w * np.heaviside(x, 0.5)))(x + 0.25)
+    assert not np.any(gx)
 
 
 @pytest.mark.parametrize("side", ["array-op-float", "float-op-array"])

@@ -1,6 +1,7 @@
 """adcli's AD engine: tracers, tape, rules, dispatch and the reverse pass (see DESIGN.md § Engine)."""
 
-from . import (  # noqa: F401  (fill the registry)  # noqa: F401
+from . import (  # noqa: F401  (fill the registry)
+    callbacks,  # noqa: F401  (scipy.optimize and the quadratures: traced values refused, engine.library)
     rules_advised,  # noqa: F401  (the advisor's library-tier verdicts, docs/advisor.md)
     rules_contract,
     rules_counting,  # noqa: F401  (unique, bincount, histogram: their traced float outputs)

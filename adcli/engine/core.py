@@ -290,12 +290,16 @@ def apply2(prim: Primitive, a, b):
             bv = b
             parents = (a.idx, None)
             plain = type(b) is ndarray
+            if not plain and isinstance(b, ndarray):
+                refuse_subclass(prim.name, b)
     else:
         tape = b.tape
         av = a
         bv = b.value
         parents = (None, b.idx)
         plain = type(a) is ndarray
+        if not plain and isinstance(a, ndarray):
+            refuse_subclass(prim.name, a)
     ans = prim.fwd(av, bv)
     kept_ans = ans
     trim = prim.trim
@@ -344,6 +348,9 @@ def record_result(prim: Primitive, ans, args: tuple, kwargs: dict):
     ``args`` (a rule that calls the library's own function, which returns more than the traced
     value): records ``prim``'s node and returns ``ans`` traced, or ``ans`` if nothing is."""
     tape, parents, vals = _parents(prim, args)
+    for k, v in kwargs.items():  # parameters, never traced (a rule's own memo dicts hold plain values)
+        if has_tracer(v):
+            raise hidden_tracer(prim.name, k)
     if tape is None or not parents:
         return ans
     return record_general(prim, tape, parents, ans, args, vals, kwargs)
@@ -363,7 +370,36 @@ def _parents(prim, args):
             vals[i] = a.value
             if i < len(prim.vjps) and prim.vjps[i] is not None:
                 parents.append((i, a.idx))
+        elif (type(a) is list or type(a) is tuple or type(a) is dict) and has_tracer(a):
+            raise hidden_tracer(prim.name, i)
+        elif type(a) is not ndarray and isinstance(a, ndarray):
+            refuse_subclass(prim.name, a)
     return tape, parents, vals
+
+
+def refuse_subclass(name: str, a) -> None:
+    """An ndarray subclass beside a traced value: np.matrix multiplies with ``*`` and a masked
+    array skips its masked entries, semantics the engine's rules (written for ndarray) would
+    follow only halfway. A memory-mapped array is an ndarray in all but storage, and the
+    engine's own views (engine.derive) are its own: both pass."""
+    t = type(a)
+    if t is np.memmap or getattr(t, "_adcli_own", False):
+        return
+    from .where import user_location
+
+    raise UnsupportedError(f"{name}(...) at {user_location(4)} with a {t.__module__}.{t.__name__} operand beside a "
+                           "traced value: adcli follows plain ndarray semantics only; pass np.asarray(...) of it "
+                           "(and apply a mask yourself)")
+
+
+def hidden_tracer(name: str, where) -> Exception:
+    """A traced value inside a container a rule would read as constant: refused, never dropped."""
+    from .where import user_location
+
+    what = f"argument {where}" if isinstance(where, int) else f"{where}="
+    return UnsupportedError(f"{name}(...) at {user_location(4)}: its {what} is a container holding a traced value, "
+                            "which this rule would read as a constant; pass it as an array (np.stack([...])) "
+                            "or as its own argument")
 
 
 def record_general(prim, tape, parents, ans, args, vals, kwargs):

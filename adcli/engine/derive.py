@@ -35,6 +35,8 @@ _constructing = 0  # > 0 while wrap() makes a TracedArray on purpose
 class TracedArray(ndarray):
     """A tracer seen as an ndarray, alive only while a NumPy body runs (see module doc)."""
 
+    _adcli_own = True  # the engine's own subclass (core.refuse_subclass lets it pass)
+
     _tracer: Tracer
 
     def __array_finalize__(self, obj):

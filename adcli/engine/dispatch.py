@@ -8,9 +8,10 @@ names the callable and its signature, never a silent fall-through to NumPy.
 from __future__ import annotations
 
 import numpy as np
+from numpy import ndarray
 
 from ..errors import NoRuleError, TracingError, UnsupportedError
-from . import hooks
+from . import containers, hooks
 from .core import Primitive, Tracer, apply, apply1, apply2, has_tracer, nondiff
 from .escapes import PLAIN_ARRAY
 from .registry import UFUNCS, declared_rule, names_of, serving, ufunc_rule
@@ -161,6 +162,15 @@ def _value(x):
 
 def array_function(func, types, args: tuple, kwargs: dict):
     """The body of ``Tracer.__array_function__``."""
+    for a in args:  # lists holding traced values, ndarray subclasses: made arrays or refused (containers)
+        if type(a) is list or type(a) is tuple or (type(a) is not ndarray and isinstance(a, ndarray)):
+            args, kwargs = containers.arguments(func, args, kwargs)
+            break
+    else:
+        for a in kwargs.values():
+            if type(a) is list or type(a) is tuple or (type(a) is not ndarray and isinstance(a, ndarray)):
+                args, kwargs = containers.arguments(func, args, kwargs)
+                break
     served = serving(func, args, kwargs)
     if served is None or served.fn is None:
         raise no_rule(func, args, kwargs)

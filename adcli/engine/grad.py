@@ -13,7 +13,7 @@ from . import allocator, hooks, library, lists
 from .accumulate import Accumulator
 from .core import Tracer, make_tracer
 from .mutation import copy_keep_layout
-from .pytree import flatten, paths
+from .pytree import container, flatten, holds_numbers, paths
 from .tape import Tape, backward
 from .where import user_location
 
@@ -183,13 +183,24 @@ def _trace_leaves(f, k, arg, leaves, tape):
                 "a traced value was passed to grad() inside another differentiated function: "
                 "higher-order differentiation (grad of grad) is not supported"
             )
+        name = getattr(f, "__name__", "f")
+        loc = f"argument {k}{where[pos]}" if where[pos] else f"argument {k}"
+        if isinstance(v, ndarray) and t is not ndarray:
+            if t is not np.memmap:  # its operators and reductions are not ndarray's: never half followed
+                raise GradInputError(f"{loc} of {name}() is a {t.__module__}.{t.__name__}: adcli differentiates plain "
+                                     "ndarrays only (np.matrix multiplies with *, a masked array skips entries); "
+                                     "pass np.asarray(...) of it (and apply the mask yourself)")
+            v = leaves[pos] = np.asarray(v)  # a memory-mapped array: an ndarray view of its data
+        kind = container(v)
+        if kind is not None and holds_numbers(v):
+            raise GradInputError(f"{loc} of {name}() is a {kind}: only dict, OrderedDict, defaultdict, list, tuple "
+                                 "and namedtuple containers are differentiated (its arrays would get no gradient); "
+                                 "convert it (dict(...), list(...), dataclasses.asdict(...)) or leave it out of argnums")
         if t is float or (isinstance(v, (np.floating, ndarray)) and np.result_type(v).kind == "f"):
             traced.append((pos, make_tracer(v, tape.leaf(), tape)))
         elif _passes_through(v) and v is not arg:
             continue
         else:
-            name = getattr(f, "__name__", "f")
-            loc = f"argument {k}{where[pos]}" if where[pos] else f"argument {k}"
             kind = f"{type(v).__name__} {v!r}" if not isinstance(v, ndarray) else f"{v.dtype} array"
             raise GradInputError(
                 f"{loc} of {name}() is {kind[:80]}: only floats and float arrays can be differentiated "

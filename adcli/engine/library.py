@@ -48,6 +48,7 @@ import numpy as np
 
 from ..errors import NoRuleError, TracingError
 from . import hooks
+from .containers import as_array
 from .core import has_tracer
 from .registry import REGISTRY, Entry, serving
 from .signature import Signature
@@ -67,7 +68,7 @@ class _Patch:
     """One patched function object: its original code, the copy that runs plain calls, and
     where traced calls go (``key`` for a function; ``by_class`` for a shared method)."""
 
-    __slots__ = ("func", "code", "trampoline", "clone", "key", "by_class", "method")
+    __slots__ = ("func", "code", "trampoline", "clone", "key", "by_class", "method", "guard")
 
     def __init__(self, func, trampoline) -> None:
         self.func = func
@@ -82,12 +83,15 @@ class _Patch:
         self.key = None
         self.by_class: dict = {}
         self.method = func.__name__
+        self.guard = None  # a function taking callbacks (engine.callbacks): its checks, for every call
         # once and for good: the original code never reads this entry (only the trampoline does),
         # so calls and inspect.signature see no difference, and a patch is one attribute write
         func.__kwdefaults__ = {**(func.__kwdefaults__ or {}), _ROUTE: self.route}
 
     def route(self, args: tuple, kwargs: dict):
         """The trampoline's whole body: a plain call runs the original, a traced one a rule."""
+        if self.guard is not None:
+            return self.guard(self.clone, args, kwargs)
         for a in args:  # the common plain call (arrays, numbers, None) without the recursive scan
             if type(a) not in _PLAIN:
                 break
@@ -127,6 +131,7 @@ class _Patch:
 
 def call(key, args: tuple, kwargs: dict):
     """Serve a traced call of the library function ``key`` (a registry key)."""
+    args, kwargs = as_arrays(key, args, kwargs)
     served = serving(key, args, kwargs)
     e = REGISTRY[key]
     if served is None or served.fn is None:  # pragma: no cover - every RULES entry has a native rule
@@ -137,13 +142,73 @@ def call(key, args: tuple, kwargs: dict):
     return session.numpy_call(e.module, e.qualname, served.source, served.fn, served.spread, args, kwargs)
 
 
-def library_rule(name: str, shown: str | None = None):
+def as_arrays(key, args: tuple, kwargs: dict) -> tuple:
+    """``args`` and ``kwargs`` with every list or tuple that holds a traced value made the traced
+    array NumPy would make of it (SciPy's bodies ``np.asarray`` their array-like arguments), so a
+    traced leaf in ``logsumexp([x0, x1])`` or ``norm.logpdf(c, loc=[a, b])`` is differentiated,
+    not read as a constant; the parameters a rule takes as containers itself (``odeint``'s
+    ``args``: see :func:`library_rule`) are left to it. A list NumPy cannot make one float
+    array of is refused by name. A plain list in a parameter the rule declares array-like
+    becomes the plain array SciPy would make of it (the rule's pullback does array arithmetic)."""
+    own, arrays = OWN.get(key, ()), ARRAYS.get(key, ())
+    if not any(type(a) is list or type(a) is tuple for a in args) and \
+            not any(type(v) is list or type(v) is tuple for v in kwargs.values()):
+        return args, kwargs
+    names = _parameters(key) if (own or (arrays and arrays != "*")) else ()
+
+    def convert(a, name, where):
+        if not (type(a) is list or type(a) is tuple) or name in own:
+            return a
+        if has_tracer(a):
+            return _as_array(key, a, where)
+        if arrays == "*" or name in arrays:
+            return np.asarray(a)
+        return a
+
+    args = tuple(convert(a, names[i] if i < len(names) else None, i) for i, a in enumerate(args))
+    kwargs = {k: convert(v, k, k) for k, v in kwargs.items()}
+    return args, kwargs
+
+
+def _as_array(key, a, where):
+    name = REGISTRY[key].name if key in REGISTRY else getattr(key, "__qualname__", "?")
+    return as_array(a, name, f"argument {where}" if isinstance(where, int) else f"{where}=")
+
+
+def _parameters(key) -> tuple:
+    """The parameter names of the library function ``key``, in order (cached)."""
+    names = _PARAMS.get(key)
+    if names is None:
+        fn = getattr(key, "__func__", key)
+        try:  # the function's own (kept in __signature__ when patched; a wrapper's __wrapped__ followed)
+            sig = inspect.signature(fn)
+            names = tuple(p.name for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
+        except (TypeError, ValueError):  # pragma: no cover - a signature inspect cannot read
+            names = ()
+        _PARAMS[key] = names
+    return names
+
+
+_PARAMS: dict = {}
+OWN: dict = {}  # registry key -> the parameters its rule takes as containers (pytrees) itself
+ARRAYS: dict = {}  # registry key -> its array-like parameters ("*": all of them)
+
+
+def library_rule(name: str, shown: str | None = None, own: tuple = (), arrays: tuple | str = ()):
     """Decorator: ``impl`` is the native rule of the Python function ``name``
     (``scipy.special.logsumexp``, ``scipy.stats.norm.logpdf``: module path, then attributes);
-    ``shown``: the public name profiles and errors use, when ``name`` is a private path."""
+    ``shown``: the public name profiles and errors use, when ``name`` is a private path;
+    ``own``: the parameters whose lists and tuples the rule handles itself (every other list or
+    tuple holding a traced value reaches it as a traced array: :func:`as_arrays`); ``arrays``:
+    the parameters SciPy converts with ``np.asarray`` (``"*"``: all), whose plain lists the rule
+    receives as arrays."""
 
     def register(impl):
         RULES[name] = impl
+        if own:
+            OWN_NAMES[name] = tuple(own)
+        if arrays:
+            ARRAYS_NAMES[name] = arrays
         if shown is not None:
             SHOWN[name] = shown
         _resolved.discard(name)
@@ -153,6 +218,8 @@ def library_rule(name: str, shown: str | None = None):
 
 
 SHOWN: dict = {}  # name -> its public name, where the path is private
+OWN_NAMES: dict = {}  # name -> the parameters its rule takes as containers itself
+ARRAYS_NAMES: dict = {}  # name -> its array-like parameters
 
 
 # --- resolving names to objects, once their module is loaded ----------------------------------
@@ -221,8 +288,36 @@ def _patch_for(func):
     return p
 
 
+GUARDS: dict = {}  # name -> the checks a function that takes callbacks runs with (engine.callbacks)
+
+
+def library_guard(name: str, guard) -> None:
+    """``name`` (a library function with no rule that calls back into the program: a root
+    finder, an optimiser, a quadrature) runs through ``guard``, which
+    refuses traced values reaching it, through its arguments or through a callback's closure.
+    ``guard`` is called as ``guard(original, args, kwargs)``."""
+    GUARDS[name] = guard
+    _resolved.discard(name)
+
+
+def _resolve_guards() -> None:
+    for name in list(GUARDS):
+        if name in _resolved:
+            continue
+        found = _lookup(name)
+        if found is None:
+            continue
+        _resolved.add(name)
+        p = _patch_for(found[2])
+        if p is not None and p.key is None and not p.by_class:
+            p.guard = GUARDS[name]
+            if p not in _ready:
+                _ready.append(p)
+
+
 def _resolve() -> None:
     """Register every declared rule whose SciPy module is loaded now."""
+    _resolve_guards()
     for name in list(RULES):
         if name in _resolved:
             continue
@@ -247,6 +342,10 @@ def _resolve() -> None:
             e = REGISTRY[obj] = Entry(obj, module, qualname)
         e.native = RULES[name]
         KEYS[name] = obj
+        if name in OWN_NAMES:
+            OWN[obj] = OWN_NAMES[name]
+        if name in ARRAYS_NAMES:
+            ARRAYS[obj] = ARRAYS_NAMES[name]
         if p not in _ready:
             _ready.append(p)
         _originals[name] = p.clone if func is obj else types.MethodType(p.clone, obj.__self__)
@@ -261,7 +360,7 @@ def key_of(name: str):
 
 def is_key(obj) -> bool:
     """Whether ``obj`` is (equal to) the key of a SciPy function with a rule here."""
-    if len(_resolved) < len(RULES):
+    if len(_resolved) < len(RULES) + len(GUARDS):
         _resolve()
     try:
         return any(obj == k for k in KEYS.values()) if callable(obj) else False
@@ -297,7 +396,7 @@ def _apply() -> None:
     yet (with the lock held)."""
     global _modules_seen, _lazy_getattr
     _modules_seen = len(sys.modules)
-    if len(_resolved) < len(RULES):
+    if len(_resolved) < len(RULES) + len(GUARDS):
         _resolve()
     for p in _ready:
         if p.func.__code__ is p.code:

@@ -27,12 +27,14 @@ elements (refused by name).
 
 from __future__ import annotations
 
+import sys
 import threading
 
 import numpy as np
 
-from ..errors import UnsupportedError
+from ..errors import TracingError, UnsupportedError
 from .core import Tracer
+from .escapes import ARRAY_HINT, escape_message
 from .library import library_rule, original
 
 _real_array = np.array
@@ -84,11 +86,36 @@ def _build(obj, dtype, ndmin, where: str):
     return out
 
 
+# Library code (NumPy's and SciPy's own modules) that converts its array-like arguments and hands
+# them to compiled code. A traced value reaching a conversion from there was not seen by any rule:
+# a list the dispatch protocol does not look into (np.meshgrid([a, b], ...)), or a SciPy function
+# without a rule. Given a tracer, such a body fails somewhere inside with an error of its own.
+_LIBRARY_BODIES = ("numpy._core.", "numpy.lib.", "numpy.linalg.", "numpy.fft.", "numpy.random.", "scipy.")
+
+
+def _library_caller(bare: bool, depth: int = 2) -> bool:
+    """Whether the conversion was called from library code that cannot carry a tracer: a bare
+    traced value from SciPy's modules, a list holding one from NumPy's or SciPy's (NumPy's own
+    Python functions that receive a bare traced value were dispatched to a rule, or are pure
+    array code such as numpy.polynomial's, which records as it runs)."""
+    module = sys._getframe(depth).f_globals.get("__name__", "")
+    return module.startswith("scipy.") if bare else module.startswith(_LIBRARY_BODIES)
+
+
+def _refuse_library(what: str) -> TracingError:
+    return TracingError(escape_message(f"{what} (inside a library function)", ARRAY_HINT + (
+        "; for a list of traced values, pass np.array([...]) or np.stack([...]) of it instead of the list")))
+
+
 def array(obj, dtype=None, *, copy=True, order="K", subok=False, ndmin=0, **kwargs):
     if isinstance(obj, Tracer) and not kwargs and order in ("K", "A", "C", "F", None):
+        if _library_caller(True):
+            raise _refuse_library("np.array")
         return _of_tracer(obj, dtype, copy, order, ndmin)
     if not (type(obj) is list or type(obj) is tuple) or not _holds_tracer(obj):
         return _real_array(obj, dtype, copy=copy, order=order, subok=subok, ndmin=ndmin, **kwargs)
+    if _library_caller(False):
+        raise _refuse_library("np.array")
     if order not in ("K", "A", "C", None) or subok or kwargs:
         raise UnsupportedError("np.array(..., order/subok/like) of a list holding traced values: write np.stack(...)")
     return _build(obj, dtype, ndmin, "np.array")
@@ -118,9 +145,13 @@ def _of_tracer(t: Tracer, dtype, copy, order, ndmin=0):
 
 def asarray(a, dtype=None, order=None, **kwargs):
     if isinstance(a, Tracer) and not kwargs and order in ("K", "A", "C", "F", None):
+        if _library_caller(True):
+            raise _refuse_library("np.asarray")
         return _of_tracer(a, dtype, None, order)
     if not (type(a) is list or type(a) is tuple) or not _holds_tracer(a):
         return _real_asarray(a, dtype, order, **kwargs)
+    if _library_caller(False):
+        raise _refuse_library("np.asarray")
     if order not in ("K", "A", "C", None) or kwargs:
         raise UnsupportedError("np.asarray(..., order/like) of a list holding traced values: write np.stack(...)")
     return _build(a, dtype, 0, "np.asarray")
@@ -129,6 +160,8 @@ def asarray(a, dtype=None, order=None, **kwargs):
 def _as_traced(a, dtype, where: str):
     """A traced value itself (NumPy returns the array itself when nothing changes), cast to
     ``dtype``; a list holding traced values built as np.array would."""
+    if _library_caller(isinstance(a, Tracer), 3):
+        raise _refuse_library(where)
     if isinstance(a, Tracer):
         return _of_tracer(a, dtype, None, "K")
     return _build(a, dtype, 0, where)
@@ -205,7 +238,8 @@ def leave() -> None:
 # --- np.r_[...] and np.c_[...] of traced values ------------------------------------------------
 
 
-@library_rule("numpy.lib._index_tricks_impl.AxisConcatenator.__getitem__", shown="numpy.AxisConcatenator.__getitem__")
+@library_rule("numpy.lib._index_tricks_impl.AxisConcatenator.__getitem__", shown="numpy.AxisConcatenator.__getitem__",
+              own=("key",))
 def _concatenator(self, key):
     """``np.r_[a, 1.0, b]`` / ``np.c_[a, b]`` (a library dispatch point, engine.library): NumPy's
     own steps (each item made at least ``ndmin``-d, 1-d items turned by ``trans1d``, all cast to

@@ -191,6 +191,8 @@ ABSOLUTE = defufunc(np.absolute, lambda g, ans, x: _times(g, _sign(x)) if _big(x
 defufunc(np.fabs, lambda g, ans, x: _times(g, _sign(x)) if _big(x) else g * _sign(x))
 defufunc(np.copysign, lambda g, ans, x, y: g * np.where(np.signbit(x) == np.signbit(y), 1.0, -1.0), None)
 defufunc(np.ldexp, lambda g, ans, x, y: g * np.ldexp(1.0, y), None)
+# heaviside(x, h) is 0, h or 1: flat in x wherever it has a derivative, and h itself where x == 0
+defufunc(np.heaviside, None, lambda g, ans, x, h: g * (x == 0))
 defufunc(np.conjugate, lambda g, ans, x: g)
 
 # --- exponentials and logarithms ---
@@ -240,7 +242,7 @@ defufunc(np.radians, lambda g, ans, x: g * (np.pi / 180.0))
 # Ufuncs whose outputs carry no gradient (zero derivative wherever one exists): they run on
 # plain values and return plain results.
 NONDIFF_UFUNCS = frozenset({
-    np.sign, np.floor, np.ceil, np.trunc, np.rint, np.floor_divide, np.heaviside, np.spacing,
+    np.sign, np.floor, np.ceil, np.trunc, np.rint, np.floor_divide, np.spacing,
     np.signbit, np.isnan, np.isinf, np.isfinite, np.isnat,
     np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
     np.logical_and, np.logical_or, np.logical_xor, np.logical_not,

@@ -25,27 +25,29 @@ from ..errors import TracingError, UnsupportedError
 from .core import Primitive, Tracer, record_result, unwrap
 from .grad import vjp
 from .library import library_rule, original
+from .pytree import flatten, hidden_in, paths
 from .where import user_location
 
 _NAME = "scipy.integrate.odeint"
 
 
-def _adjoint(ans, g, func, t, plain_args, traced, options, tfirst):
-    """(cotangent of y0, {position in args: its cotangent})."""
+def _adjoint(ans, g, func, t, plain_leaves, unflatten, traced, options, tfirst):
+    """(cotangent of y0, of t, {leaf position in args: its cotangent})."""
     n = ans.shape[1]
-    sizes = [np.size(plain_args[k]) for k in traced]
+    sizes = [np.size(plain_leaves[k]) for k in traced]
     nums = tuple(range(1, 1 + len(traced)))
 
     def f_of(y, tt, *params):
-        full = list(plain_args)
+        leaves = list(plain_leaves)
         for k, p in zip(traced, params):
-            full[k] = p
+            leaves[k] = p
+        full = unflatten(leaves)
         out = func(tt, y, *full) if tfirst else func(y, tt, *full)
         return np.reshape(np.stack(out) if isinstance(out, (list, tuple)) else out, (n,))
 
     def augmented(s, tt):
         y, a = s[:n], s[n:2 * n]
-        dy, grads = vjp(lambda yy, *p: f_of(yy, tt, *p), (0,) + nums, a)(y, *[plain_args[k] for k in traced])
+        dy, grads = vjp(lambda yy, *p: f_of(yy, tt, *p), (0,) + nums, a)(y, *[plain_leaves[k] for k in traced])
         parts = [np.asarray(dy, dtype=float).ravel(), -np.ravel(grads[0])]
         parts += [-np.ravel(gp) for gp in grads[1:]]
         return np.concatenate(parts)
@@ -60,11 +62,11 @@ def _adjoint(ans, g, func, t, plain_args, traced, options, tfirst):
         theta = s1[2 * n:]
     out, at = {}, 0
     for k, size in zip(traced, sizes):
-        out[k] = np.reshape(theta[at:at + size], np.shape(plain_args[k]))
+        out[k] = np.reshape(theta[at:at + size], np.shape(plain_leaves[k]))
         at += size
     # d/dt[i] of ys[i] is f(ys[i], t[i]) (i >= 1; later outputs do not move); moving t[0] moves
     # every later output by -Phi f(y0, t0), whose cotangent is the adjoint less g[0]
-    f_at = [np.ravel(f_of(ans[i], t[i], *[plain_args[k] for k in traced])) for i in range(len(t))]
+    f_at = [np.ravel(f_of(ans[i], t[i], *[plain_leaves[k] for k in traced])) for i in range(len(t))]
     gt = np.array([np.dot(g[i], f_at[i]) for i in range(len(t))])
     gt[0] = -np.dot(a - g[0], f_at[0])
     return a, gt, out
@@ -75,7 +77,8 @@ def _vjp(position):
         hit = memo.get("g")
         if hit is None or hit[0] is not g:  # one backward integration serves every argument
             traced = memo["traced"]
-            memo["g"] = (g, _adjoint(ans, g, func, np.asarray(t, dtype=float), memo["args"], traced, options, tfirst))
+            memo["g"] = (g, _adjoint(ans, g, func, np.asarray(t, dtype=float), memo["leaves"], memo["unflatten"], traced,
+                                     options, tfirst))
         gy0, gt, gargs = memo["g"][1]
         if position == 0:
             return np.reshape(gy0, np.shape(y0))
@@ -86,10 +89,10 @@ def _vjp(position):
     return vjp
 
 
-_VJPS = [_vjp(k) for k in range(65)]  # y0, t and up to 63 entries of args
+_VJPS = [_vjp(k) for k in range(2 + 256)]  # y0, t and up to 256 arrays and numbers in args
 
 
-@library_rule(_NAME)
+@library_rule(_NAME, own=("args",), arrays=("y0", "t"))
 def _odeint(func, y0, t, *rest, **kwargs):
     bound = _signature().bind(func, y0, t, *rest, **kwargs)
     bound.apply_defaults()
@@ -102,10 +105,21 @@ def _odeint(func, y0, t, *rest, **kwargs):
     if options["full_output"]:
         raise UnsupportedError(f"{_NAME}(..., full_output=True) with a traced value at {user_location(3)}: "
                                "call it without full_output")
-    if len(args) >= len(_VJPS) - 1:
-        raise UnsupportedError(f"{_NAME} with {len(args)} extra arguments and traced values: pack them into arrays")
-    traced = [k for k, v in enumerate(args) if isinstance(v, Tracer)]
-    plain_args = tuple(unwrap(v) for v in args)
+    # args is a pytree (odeint(f, y0, t, args=(params,)) with params a list of (W, b) pairs): its
+    # traced leaves are the parameters the adjoint differentiates; anything else holding a traced
+    # value is refused (a silent constant otherwise)
+    leaves, unflatten = flatten(args)
+    if len(leaves) > len(_VJPS) - 2:
+        raise UnsupportedError(f"{_NAME} with {len(leaves)} arrays and numbers in args and traced values, at "
+                               f"{user_location(3)}: pack them into fewer arrays")
+    for k, v in enumerate(leaves):
+        if not isinstance(v, Tracer) and hidden_in(v):
+            raise UnsupportedError(f"{_NAME}(..., args=...) at {user_location(3)}: args{paths(args)[k]} is a "
+                                   f"{type(v).__name__} holding a traced value, which the adjoint cannot follow; "
+                                   "pass dicts, lists and tuples of arrays")
+    traced = [k for k, v in enumerate(leaves) if isinstance(v, Tracer)]
+    plain_leaves = [unwrap(v) for v in leaves]
+    plain_args = unflatten(plain_leaves)
     y0v = np.asarray(unwrap(y0), dtype=float)
     try:
         ans = original(_NAME)(func, y0v, unwrap(t), args=plain_args, tfirst=tfirst, **options)
@@ -114,9 +128,10 @@ def _odeint(func, y0, t, *rest, **kwargs):
                            f"{user_location(3)}, reads a traced value other than its y and args: pass the value "
                            "through args=(...) so its gradient is kept") from e
     options.pop("full_output")
-    memo = {"traced": traced, "args": plain_args}
-    prim = Primitive(_NAME, None, *_VJPS[:2 + len(args)])
-    return record_result(prim, ans, (y0, t) + args, {"func": func, "options": options, "tfirst": tfirst, "memo": memo})
+    memo = {"traced": traced, "leaves": plain_leaves, "unflatten": unflatten}
+    prim = Primitive(_NAME, None, *_VJPS[:2 + len(leaves)])
+    return record_result(prim, ans, (y0, t) + tuple(leaves),
+                         {"func": func, "options": options, "tfirst": tfirst, "memo": memo})
 
 
 _SIG: list = []

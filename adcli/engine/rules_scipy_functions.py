@@ -71,7 +71,7 @@ def _lse_b(g, ans, a, b, axis, keepdims, sign):
 _LOGSUMEXP = Primitive("scipy.special.logsumexp", None, _lse_a, _lse_b)
 
 
-@library_rule("scipy.special.logsumexp")
+@library_rule("scipy.special.logsumexp", arrays=("a", "b"))
 def _logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     av, bv = unwrap(a), unwrap(b)
     out = original("scipy.special.logsumexp")(av, axis=axis, b=bv, keepdims=keepdims, return_sign=return_sign)
@@ -93,12 +93,12 @@ _SOFTMAX = Primitive("scipy.special.softmax", None, _softmax_vjp)
 _LOG_SOFTMAX = Primitive("scipy.special.log_softmax", None, _log_softmax_vjp)
 
 
-@library_rule("scipy.special.softmax")
+@library_rule("scipy.special.softmax", arrays=("x",))
 def _softmax(x, axis=None):
     return record_result(_SOFTMAX, original("scipy.special.softmax")(unwrap(x), axis=axis), (x,), {"axis": axis})
 
 
-@library_rule("scipy.special.log_softmax")
+@library_rule("scipy.special.log_softmax", arrays=("x",))
 def _log_softmax(x, axis=None):
     ans = original("scipy.special.log_softmax")(unwrap(x), axis=axis)
     return record_result(_LOG_SOFTMAX, ans, (x,), {"axis": axis})
@@ -113,7 +113,7 @@ def _multigammaln_vjp(g, ans, a, d):
 _MULTIGAMMALN = Primitive("scipy.special.multigammaln", None, _multigammaln_vjp)
 
 
-@library_rule("scipy.special.multigammaln")
+@library_rule("scipy.special.multigammaln", arrays=("a",))
 def _multigammaln(a, d):
     if _traced(d):
         raise refuse("scipy.special.multigammaln", "its dimension d")
@@ -129,7 +129,7 @@ def _polygamma_vjp(g, ans, n, x):
 _POLYGAMMA = Primitive("scipy.special.polygamma", None, None, _polygamma_vjp)
 
 
-@library_rule("scipy.special.polygamma")
+@library_rule("scipy.special.polygamma", arrays=("n", "x"))
 def _polygamma(n, x):
     if _traced(n):
         raise refuse("scipy.special.polygamma", "its order n")
@@ -171,7 +171,7 @@ def _convolve_vjp(k):
 _CONVOLVE = Primitive("scipy.signal.convolve", None, _convolve_vjp(0), _convolve_vjp(1))
 
 
-@library_rule("scipy.signal.convolve")
+@library_rule("scipy.signal.convolve", arrays=("in1", "in2"))
 def _convolve(in1, in2, mode="full", method="auto"):
     v1, v2 = unwrap(in1), unwrap(in2)
     if np.iscomplexobj(v1) or np.iscomplexobj(v2) or np.ndim(v1) != np.ndim(v2):
@@ -220,7 +220,7 @@ def _st_a(g, ans, a, b, trans, lower, unit_diagonal):
 _SOLVE_TRIANGULAR = Primitive("scipy.linalg.solve_triangular", None, _st_a, _st_b)
 
 
-@library_rule("scipy.linalg.solve_triangular")
+@library_rule("scipy.linalg.solve_triangular", arrays=("a", "b"))
 def _solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False, check_finite=True):
     av, bv = unwrap(a), unwrap(b)
     if np.ndim(av) != 2 or np.ndim(bv) not in (1, 2):
@@ -242,7 +242,7 @@ def _sqrtm_vjp(g, ans, a):
 _SQRTM = Primitive("scipy.linalg.sqrtm", None, _sqrtm_vjp)
 
 
-@library_rule("scipy.linalg.sqrtm")
+@library_rule("scipy.linalg.sqrtm", arrays=("A",))
 def _sqrtm(A, *args, **kwargs):
     ans = original("scipy.linalg.sqrtm")(unwrap(A), *args, **kwargs)
     if isinstance(ans, tuple) or np.iscomplexobj(ans):
@@ -265,7 +265,7 @@ _SOLVE_SYLVESTER = Primitive(
 )
 
 
-@library_rule("scipy.linalg.solve_sylvester")
+@library_rule("scipy.linalg.solve_sylvester", arrays=("a", "b", "q"))
 def _solve_sylvester(a, b, q):
     ans = original("scipy.linalg.solve_sylvester")(unwrap(a), unwrap(b), unwrap(q))
     if np.iscomplexobj(ans):
@@ -280,7 +280,7 @@ def _scipy_cholesky_vjp(g, ans, a, lower):
 _SCIPY_CHOLESKY = Primitive("scipy.linalg.cholesky", None, _scipy_cholesky_vjp)
 
 
-@library_rule("scipy.linalg.cholesky")
+@library_rule("scipy.linalg.cholesky", arrays=("a",))
 def _scipy_cholesky(a, lower=False, overwrite_a=False, check_finite=True):
     av = unwrap(a)
     if np.ndim(av) != 2:
@@ -327,7 +327,7 @@ def _banded_ab(g, ans, l_and_u, ab, b):
 _SOLVE_BANDED = Primitive("scipy.linalg.solve_banded", None, None, _banded_ab, _banded_b)
 
 
-@library_rule("scipy.linalg.solve_banded")
+@library_rule("scipy.linalg.solve_banded", arrays=("ab", "b"))
 def _solve_banded(l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_finite=True):
     if _traced(l_and_u) or (isinstance(l_and_u, (tuple, list)) and any(_traced(v) for v in l_and_u)):
         raise refuse("scipy.linalg.solve_banded", "its band widths (l, u)")

@@ -148,7 +148,7 @@ def _bind(name, params, defaults, args, kwargs) -> list:
 
 for _dist in FAMILIES:
     for _method in METHODS:
-        library_rule(f"scipy.stats.{_dist}.{_method}")(_elementwise(_dist, _method))
+        library_rule(f"scipy.stats.{_dist}.{_method}", arrays="*")(_elementwise(_dist, _method))
 
 
 # --- scipy.stats.poisson: discrete, d/dmu only -----------------------------------------------
@@ -185,7 +185,7 @@ def _poisson(method):
 
 
 for _method in ("logpmf", "pmf", "cdf"):
-    library_rule(f"scipy.stats.poisson.{_method}")(_poisson(_method))
+    library_rule(f"scipy.stats.poisson.{_method}", arrays="*")(_poisson(_method))
 
 
 # --- scipy.stats.multivariate_normal ---------------------------------------------------------
@@ -257,14 +257,14 @@ def _mvn_entropy_vjp(g, ans, mean, cov):
 _MVN_ENTROPY = Primitive("scipy.stats.multivariate_normal.entropy", None, None, _mvn_entropy_vjp)
 
 
-@library_rule("scipy.stats.multivariate_normal.entropy")
+@library_rule("scipy.stats.multivariate_normal.entropy", arrays="*")
 def _mvn_entropy(mean=None, cov=1):
     ans = original("scipy.stats.multivariate_normal.entropy")(unwrap(mean), unwrap(cov))
     return record_result(_MVN_ENTROPY, ans, (mean, cov), {})
 
 
 for _method in ("logpdf", "pdf"):
-    library_rule(f"scipy.stats.multivariate_normal.{_method}")(_mvn(_method))
+    library_rule(f"scipy.stats.multivariate_normal.{_method}", arrays="*")(_mvn(_method))
 
 
 # --- scipy.stats.dirichlet: x's first axis holds the components ------------------------------
@@ -302,4 +302,4 @@ def _dirichlet(method):
 
 
 for _method in ("logpdf", "pdf"):
-    library_rule(f"scipy.stats.dirichlet.{_method}")(_dirichlet(_method))
+    library_rule(f"scipy.stats.dirichlet.{_method}", arrays="*")(_dirichlet(_method))

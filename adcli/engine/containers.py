@@ -1,0 +1,88 @@
+"""Traced values inside the list and tuple arguments of a NumPy function, and ndarray subclasses
+beside them, at the door of ``__array_function__``: each is differentiated or refused.
+
+NumPy's dispatch hands the engine ``np.concatenate([x[:2], [x2, x3]])`` or ``np.dot(A, [a, b])``
+with the lists as they are. NumPy itself would convert an array-like list with ``np.asarray``;
+a rule that unwrapped it one level would read the traced values inside as constants (a silent
+zero gradient), or build a tracer inside a tracer. So before a rule sees them:
+
+* a list or tuple holding a traced value, in an argument NumPy takes as one array, becomes the
+  traced array ``np.array`` makes of it (engine.lists: NumPy's shape, dtype and errors);
+* in an argument that is a *sequence* of arrays (``np.concatenate``'s, ``np.stack``'s, the
+  ``np.block`` nest, ...), each item does;
+* a list NumPy cannot make one float array of is refused by name, and so is an ndarray subclass
+  with semantics of its own (``np.matrix``, masked arrays: core.refuse_subclass).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import UnsupportedError
+from .core import has_tracer, refuse_subclass
+from .where import user_location
+
+ndarray = np.ndarray
+
+# function -> the positions (and keyword names) that are sequences of array-likes
+_SEQUENCES = {
+    np.concatenate: (0, "arrays"), np.stack: (0, "arrays"), np.hstack: (0, "tup"), np.vstack: (0, "tup"),
+    np.dstack: (0, "tup"), np.column_stack: (0, "tup"), np.linalg.multi_dot: (0, "arrays"),
+    np.select: (0, 1, "condlist", "choicelist"), np.choose: (1, "choices"), np.block: (0, "arrays"),
+    np.lexsort: (0, "keys"),
+}
+_NESTED = frozenset({np.block})  # a nest of lists: each leaf an array-like
+
+
+def arguments(func, args: tuple, kwargs: dict) -> tuple:
+    """``args`` and ``kwargs`` with each container holding a traced value made traced arrays as
+    NumPy would convert it (see module doc); refuses ndarray subclasses and what NumPy cannot
+    make one float array of."""
+    name = None
+    seq = _SEQUENCES.get(func, ())
+    out = list(args)
+    for i, a in enumerate(args):
+        if type(a) is not ndarray and isinstance(a, ndarray):
+            refuse_subclass(_name(func), a)
+        elif (type(a) is list or type(a) is tuple) and has_tracer(a):
+            name = name or _name(func)
+            out[i] = _items(a, name, func in _NESTED) if i in seq else as_array(a, name, f"argument {i}")
+    kw = dict(kwargs)
+    for k, a in kwargs.items():
+        if type(a) is not ndarray and isinstance(a, ndarray):
+            refuse_subclass(_name(func), a)
+        elif (type(a) is list or type(a) is tuple) and has_tracer(a):
+            name = name or _name(func)
+            kw[k] = _items(a, name, func in _NESTED) if k in seq else as_array(a, name, f"{k}=")
+    return tuple(out), kw
+
+
+def _items(seq, name: str, nested: bool):
+    """A sequence of array-likes: each item holding a traced value as a traced array."""
+    out = []
+    for k, item in enumerate(seq):
+        if (type(item) is list or type(item) is tuple) and has_tracer(item):
+            item = _items(item, name, nested) if nested else as_array(item, name, f"item {k} of a sequence")
+        elif type(item) is not ndarray and isinstance(item, ndarray):
+            refuse_subclass(name, item)
+        out.append(item)
+    return type(seq)(out) if type(seq) is tuple else out
+
+
+def as_array(a, name: str, where: str):
+    """The traced array NumPy would make of the list ``a`` (an argument of ``name``), or a refusal."""
+    from .lists import array  # (engine.lists builds on the library dispatch points)
+
+    try:
+        return array(a)
+    except (ValueError, TypeError) as e:
+        raise UnsupportedError(f"{name}(...) at {user_location(4)}: its {where} is a list or tuple holding traced values "
+                               f"that NumPy cannot make one float array of ({str(e).splitlines()[0][:120]}); "
+                               "pass an array (np.stack([...]))") from None
+
+
+def _name(func) -> str:
+    from .registry import names_of
+
+    module, qualname = names_of(func)
+    return f"{module}.{qualname}"
