@@ -50,6 +50,7 @@ from ..errors import NoRuleError, TracingError
 from . import hooks
 from .containers import as_array
 from .core import has_tracer
+from .pytree import hidden_in
 from .registry import REGISTRY, Entry, serving
 from .signature import Signature
 from .where import user_location
@@ -98,7 +99,7 @@ class _Patch:
         else:
             if not kwargs or all(type(v) in _PLAIN for v in kwargs.values()):
                 return self.clone(*args, **kwargs)
-        if not (has_tracer(args) or has_tracer(kwargs)):
+        if not (hidden_in(args) or hidden_in(kwargs)):  # (dataclasses and dict subclasses looked into too)
             try:
                 return self.clone(*args, **kwargs)
             except TracingError as e:  # a traced value it reached another way: a callback's closure
