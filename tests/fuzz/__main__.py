@@ -32,6 +32,8 @@ def main(argv=None) -> int:
     ap.add_argument("--no-shrink", action="store_true", help="count failures without shrinking or writing them")
     ap.add_argument("--summary", help="write a JSON summary here")
     ap.add_argument("--quiet", action="store_true", help="no live count")
+    ap.add_argument("--shapes", type=float, help="share of programs with the container, subclass and mixed-join "
+                    "input shapes (default 0.3; 0: classic programs only, 1: shapes programs only)")
     ap.add_argument("--replay", metavar="FILE", help="rerun one finding script")
     a = ap.parse_args(argv)
     if a.replay:
@@ -39,7 +41,7 @@ def main(argv=None) -> int:
     if a.minutes is None and a.programs is None:
         a.programs = 200
     stats = campaign(seconds=None if a.minutes is None else a.minutes * 60, programs=a.programs, seed=a.seed,
-                     jobs=max(1, a.jobs), shrink_failures=not a.no_shrink, live=not a.quiet)
+                     jobs=max(1, a.jobs), shrink_failures=not a.no_shrink, live=not a.quiet, shapes=a.shapes)
     print(table(stats))
     if stats["findings"]:
         paths = write_findings(stats, a.findings)

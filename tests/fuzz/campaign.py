@@ -27,13 +27,16 @@ SHRINKS_PER_KEY = 3  # shrink at most this many failures with the same unshrunk 
 PROGRAM_TIMEOUT = 60  # seconds for generating and checking one program
 
 
-def worker(wid, jobs, seed0, count, deadline, q, do_shrink):
-    """Check programs seed0 + wid, seed0 + wid + jobs, ... until ``count`` or ``deadline``."""
+def worker(wid, jobs, seed0, count, deadline, q, do_shrink, shapes=None):
+    """Check programs seed0 + wid, seed0 + wid + jobs, ... until ``count`` or ``deadline``
+    (``shapes``: the share of "shapes" programs, grammar.SHAPES_SHARE when None)."""
+    if shapes is not None:
+        grammar.SHAPES_SHARE = shapes
     memory_paths_from(1)  # trimmed nodes, shared copies, in-place VJPs at every size, as for large arrays
     mutation._ROWS_MIN = 1  # repeated rows summed by sorting at every row width, as wide rows are
     stats = {"counts": Counter(), "refusals": Counter(), "kinds": Counter(), "kinds_refused": Counter(),
              "kinds_failed": Counter(), "fuzzer_errors": Counter(), "programs": 0, "statements": 0,
-             "seconds_checking": 0.0, "seconds_shrinking": 0.0}
+             "seconds_checking": 0.0, "seconds_shrinking": 0.0, "counts_shapes": Counter(), "counts_classic": Counter()}
     if hasattr(signal, "SIGALRM"):
         signal.signal(signal.SIGALRM, _timeout)
     shrunk: Counter = Counter()
@@ -103,6 +106,7 @@ def _count(stats, prog, o):
     stats["counts"][o.category] += 1
     stats["counts"]["numpy-error"] += prog.notes.get("regenerated", 0)
     stats["kinds"].update(set(prog.kinds))
+    stats["counts_shapes" if prog.notes.get("shapes") else "counts_classic"][o.category] += 1
     if o.category in ("refused", "subset-refusal", "layout-refusal"):
         stats["refusals"][f"{o.category}: {o.detail}"] += 1
     if o.category == "refused":
@@ -121,13 +125,13 @@ def make_finding(prog, outcome, seconds=30.0) -> dict:
             "original_statements": len(prog.stmts), "layout": o.layout, "argnums": o.argnums}
 
 
-def campaign(seconds=None, programs=None, seed=0, jobs=2, shrink_failures=True, live=True) -> dict:
+def campaign(seconds=None, programs=None, seed=0, jobs=2, shrink_failures=True, live=True, shapes=None) -> dict:
     """Run a campaign; returns the merged statistics and the deduplicated findings."""
     deadline = time.monotonic() + (seconds if seconds is not None else 10 ** 9)
     ctx = mp.get_context("fork" if sys.platform != "win32" else "spawn")
     q = ctx.Queue()
     per = [None if programs is None else programs // jobs + (w < programs % jobs) for w in range(jobs)]
-    procs = [ctx.Process(target=worker, args=(w, jobs, seed, per[w], deadline, q, shrink_failures), daemon=True)
+    procs = [ctx.Process(target=worker, args=(w, jobs, seed, per[w], deadline, q, shrink_failures, shapes), daemon=True)
              for w in range(jobs)]
     start = time.monotonic()
     for p in procs:
@@ -171,7 +175,8 @@ def _live(progress, elapsed):
 def _merge(finals, findings, elapsed, jobs, seed) -> dict:
     merged = {"counts": Counter(), "refusals": Counter(), "kinds": Counter(), "kinds_refused": Counter(),
               "kinds_failed": Counter(), "generator_errors": Counter(), "fuzzer_errors": Counter(), "programs": 0,
-              "statements_rejected": Counter(), "statements": 0, "seconds_checking": 0.0, "seconds_shrinking": 0.0}
+              "statements_rejected": Counter(), "statements": 0,
+              "counts_shapes": Counter(), "counts_classic": Counter(), "seconds_checking": 0.0, "seconds_shrinking": 0.0}
     for st in finals.values():
         for k, v in st.items():
             if isinstance(merged.get(k), Counter):
@@ -179,7 +184,7 @@ def _merge(finals, findings, elapsed, jobs, seed) -> dict:
             else:
                 merged[k] += v
     merged.update(elapsed=elapsed, jobs=jobs, seed=seed, workers_reported=len(finals),
-                  statement_kinds=len(grammar.kinds()), findings=_distinct(findings.values()))
+                  statement_kinds=len(grammar.kinds(shapes=True)), findings=_distinct(findings.values()))
     return merged
 
 
@@ -215,6 +220,9 @@ def table(stats) -> str:
             for sub, k in sorted(((s, k) for s, k in stats["refusals"].items() if s.startswith(cat + ": ")),
                                  key=lambda sk: -sk[1]):
                 lines.append(f"    {k:7d} {100 * k / n:5.1f}%  {sub[len(cat) + 2:]}")
+    for fam in ("classic", "shapes"):
+        fc = stats.get(f"counts_{fam}") or {}
+        lines.append(f"  {fam} programs: {sum(fc.values())}: " + ", ".join(f"{k} {fc[k]}" for k in CATEGORIES if fc.get(k)))
     rej = stats["statements_rejected"]
     lines.append(f"candidate statements rejected while generating: {rej.get('numpy-error', 0)} NumPy errors, "
                  f"{rej.get('bad-values', 0)} non-finite or too large values")

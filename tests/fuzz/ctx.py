@@ -19,7 +19,9 @@ import scipy.stats as st
 
 from .program import VAR, is_float
 
+NAMESPACE: dict = {"np": np, "sp": sp, "st": st, "ss": ss, "sl": sl}  # grammar adds the rest
 KINDS: dict = {}  # name -> (generator, weight)
+SHAPE_KINDS: dict = {}  # the same, for the input shapes of "shapes" programs only (kinds_containers)
 MAX_SIZE = 64
 
 
@@ -27,11 +29,15 @@ class Skip(Exception):
     """The kind does not apply to the current program."""
 
 
-def kind(name: str, weight: float = 1.0):
+def kind(name: str, weight: float = 1.0, shapes: bool = False):
+    """Register a statement kind; ``shapes``: only in programs drawn with the new input shapes
+    (containers, subclasses, mixed joins), so the classic programs of every seed stay as they were."""
+    table = SHAPE_KINDS if shapes else KINDS
+
     def register(fn):
-        if name in KINDS:
+        if name in KINDS or name in SHAPE_KINDS:
             raise ValueError(f"duplicate statement kind {name}")
-        KINDS[name] = (fn, weight)
+        table[name] = (fn, weight)
         return fn
 
     return register
@@ -100,7 +106,7 @@ class Ctx:
         """Evaluate a side-effect-free expression over the current values."""
         with np.errstate(all="ignore"):
             try:
-                return eval(expr, {"np": np, "sp": sp, "st": st, "ss": ss, "sl": sl}, dict(self.env))
+                return eval(expr, NAMESPACE, dict(self.env))
             except Exception as e:  # a guard asked about an invalid expression
                 raise Skip from e
 

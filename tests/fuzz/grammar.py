@@ -13,36 +13,86 @@ import random
 import warnings
 
 import numpy as np
+import scipy.integrate as si
+import scipy.interpolate as sint
 import scipy.linalg as sl
+import scipy.optimize as so
 import scipy.signal as ss
 import scipy.special as sp  # a test dependency: scipy.special's native rules are fuzzed
 import scipy.stats as st
 
-from . import kinds_control, kinds_elementwise, kinds_math, kinds_scipy, kinds_shape  # noqa: F401  (fill KINDS)
-from .ctx import KINDS, MAX_SIZE, Ctx, Skip
+from . import kinds_containers, kinds_control, kinds_elementwise, kinds_math, kinds_scipy, kinds_shape, trees  # noqa: F401
+from .ctx import KINDS, MAX_SIZE, NAMESPACE, SHAPE_KINDS, Ctx, Skip
+from .library_specs import _ode_decay, _ode_layers
 from .program import Program, Stmt, fresh, is_float
 
 MAX_ABS = 1e3
 _REGISTERED: list = []
 GENERATOR_ERRORS: dict = {}  # "kind: exception" -> count (bugs in the generator itself)
 REJECTED = {"numpy-error": 0, "bad-values": 0}  # candidate statements thrown away while generating
-_GLOBALS = {"np": np, "math": math, "sp": sp, "st": st, "ss": ss, "sl": sl}
+_GLOBALS = {"np": np, "math": math, "sp": sp, "st": st, "ss": ss, "sl": sl, "si": si, "so": so, "sint": sint,
+            "_ode_decay": _ode_decay, "_ode_layers": _ode_layers}
+NAMESPACE.update(_GLOBALS)
+SHAPES_SHARE = 0.3  # the share of "shapes" programs among a campaign's seeds (generate(seed))
 
 
-def kinds() -> list:
-    """The names of all statement kinds."""
-    return sorted(KINDS)
+def kinds(shapes: bool = False) -> list:
+    """The names of all statement kinds (with those of "shapes" programs)."""
+    return sorted(KINDS) + (sorted(SHAPE_KINDS) if shapes else [])
 
 
-def generate(seed: int, max_stmts: int = 12) -> Program:
-    """A valid random program for ``seed`` (the same program for the same seed)."""
-    r = random.Random(seed)
+def is_shapes(seed: int) -> bool:
+    """Whether ``generate(seed)`` draws a "shapes" program: containers holding traced values
+    given to library rules and as differentiated arguments, ndarray subclasses, mixed joins."""
+    return random.Random(f"shapes {seed}").random() < SHAPES_SHARE
+
+
+def generate(seed: int, max_stmts: int = 12, shapes: bool | None = None) -> Program:
+    """A valid random program for ``seed`` (the same program for the same seed); ``shapes``:
+    a classic program (False), a "shapes" one (True), or as ``is_shapes(seed)`` says (None).
+    A classic program is the same whatever the shapes kinds are."""
+    shapes = is_shapes(seed) if shapes is None else shapes
+    r = random.Random(seed if not shapes else f"shapes program {seed}")
     for attempt in range(50):
-        prog = _build(r, seed, max_stmts)
+        prog = _build(r, seed, max_stmts, shapes)
         if prog is not None and runs_cleanly(prog):
             prog.notes["regenerated"] = attempt
+            prog.notes["shapes"] = shapes
             return prog
     raise RuntimeError(f"no valid program for seed {seed}")
+
+
+def _shape_args(r: random.Random, argnames: list, args: list):
+    """A "shapes" program's arguments: some packed into a container (OrderedDict, dict and list
+    subclasses, dataclasses, namedtuples, nested) or made an np.matrix or a masked array; and the
+    statements that unpack them."""
+    args = list(args)
+    unpack: list = []  # (argument name, access suffix or conversion template)
+    roll = r.random()
+    if roll < 0.45:
+        k = r.randrange(len(args))
+        taken = [args[k]] + [a for a in args[k + 1:k + 2] if r.random() < 0.5]
+        args[k:k + len(taken)] = [trees.wrap(r, taken)]
+        argnames[:] = [f"x{i}" for i in range(len(args))]
+        for suffix, leaf in trees.paths(args[k]):
+            unpack.append((argnames[k], suffix))
+    elif roll < 0.75:
+        cands = [i for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.ndim >= 1]
+        if cands:
+            k = r.choice(cands)
+            a = args[k]
+            if a.ndim == 2 and r.random() < 0.5:
+                args[k] = np.matrix(a)
+                conv = r.choice(["np.asarray({x} * 1.0)", "np.asarray({x} @ {x}.T)", "np.asarray({x} + 0.5)",
+                                 "np.asarray(np.multiply({x}, {x}))", "np.sum({x}, axis=0).A1 * 1.0"])
+            else:
+                mask = np.zeros(a.shape, bool)
+                mask.flat[r.randrange(a.size)] = a.size > 1
+                args[k] = np.ma.array(a, mask=mask)
+                conv = r.choice(["{x} * 1.0", "np.ma.filled({x} * 2.0, 0.0)", "np.ma.getdata({x}) * 1.0",
+                                 "{x}.sum(axis=0) * 1.0", "np.sin({x})", "np.ma.sum({x} * {x})"])
+            unpack.append((argnames[k], "=" + conv))
+    return args, unpack
 
 
 def _args(r: random.Random, f32: bool):
@@ -63,21 +113,31 @@ def _args(r: random.Random, f32: bool):
     return names, values
 
 
-def _build(r, seed, max_stmts):
+def _build(r, seed, max_stmts, shapes=False):
     f32 = r.random() < 0.08
     argnames, args = _args(r, f32)
-    env = dict(zip(argnames, [fresh(a) for a in args]))
-    names = list(argnames)
     stmts: list = []
     counter = 0
-    names_w = sorted(KINDS)
-    weights = [KINDS[k][1] for k in names_w]
+    table = dict(KINDS)
+    if shapes:
+        table.update(SHAPE_KINDS)
+        args, unpack = _shape_args(r, argnames, args)
+        for name, suffix in unpack:
+            counter += 1
+            rhs = suffix[1:].format(x=name) if suffix.startswith("=") else name + suffix
+            stmts.append(Stmt("unpack", f"v{counter} = {rhs}"))
+    env = _execute(argnames, args, stmts) if stmts else dict(zip(argnames, [fresh(a) for a in args]))
+    if env is None:
+        return None
+    names = list(argnames) + [n for n in env if n.startswith("v") and is_float(env[n]) and not _matrix(env[n])]
+    names_w = sorted(table)
+    weights = [table[k][1] for k in names_w]
     for _ in range(r.randint(3, max_stmts)):
         for _trial in range(12):
             name = r.choices(names_w, weights)[0]
             ctx = Ctx(r, env, names, f32, counter, argnames)
             try:
-                text = KINDS[name][0](ctx)
+                text = table[name][0](ctx)
             except Skip:
                 continue
             except Exception as e:  # a bug in a statement kind: count it, do not stop the campaign
@@ -124,6 +184,8 @@ def _acceptable(env, stmt, made, names, args, argnames) -> bool:
         v = env[n]
         if isinstance(v, (np.ndarray, np.generic)) and v.dtype.kind == "c":
             return False
+        if _matrix(v) and n not in argnames:  # np.matrix semantics (`*` is a product) would break the weighted return line
+            return False
         if not is_float(v):
             continue
         a = np.asarray(v)
@@ -132,6 +194,10 @@ def _acceptable(env, stmt, made, names, args, argnames) -> bool:
         if not np.all(np.isfinite(a)) or np.abs(a).max() > MAX_ABS:
             return False
     return True
+
+
+def _matrix(v) -> bool:
+    return isinstance(v, np.matrix)
 
 
 def within_limits(prog: Program) -> bool:

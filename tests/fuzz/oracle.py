@@ -33,8 +33,9 @@ import numpy as np
 import adcli
 from adcli.errors import RuleError
 
+from . import trees
 from .grammar import compile_program
-from .program import LAYOUTS, Program, Stmt, changes_layout, fresh, with_layout
+from .program import LAYOUTS, Program, Stmt, changes_layout, fresh, subclass, with_layout
 
 FAILURES = ("crash", "wrong-value", "wrong-gradient", "layout-mismatch", "nondeterministic")
 CATEGORIES = ("ok", "refused", "nonsmooth", "subset-refusal", "layout-refusal", "numpy-error") + FAILURES
@@ -98,19 +99,32 @@ def _quiet(fn, *args):
         return fn(*args)
 
 
+def _moved(b, d, h):
+    if isinstance(b, np.ndarray):
+        b += (h * d).astype(b.dtype)
+        return b
+    return b + h * float(d)
+
+
 def _point(args, layout, dirs=None, h=0.0):
-    """Fresh arguments in ``layout``, moved by ``h * dirs`` (in place, so the layout stays)."""
+    """Fresh arguments in ``layout``, moved by ``h * dirs`` (in place, so the layout stays; a
+    container argument's direction is a list, one per leaf)."""
     out = []
     for i, a in enumerate(args):
         b = with_layout(a, layout)
         d = None if dirs is None else dirs[i]
         if d is not None and h:
-            if isinstance(b, np.ndarray):
-                b += (h * d).astype(b.dtype)
+            if trees.is_tree(b):
+                b = trees.rebuild(b, [_moved(v, dv, h) for v, dv in zip(trees.leaves(b), d)])
             else:
-                b = b + h * float(d)
+                b = _moved(b, d, h)
         out.append(b)
     return out
+
+
+def _flat(args) -> list:
+    """Every argument's leaves, in order (an argument that is no container is its own leaf)."""
+    return [v for a in args for v in trees.leaves(a)]
 
 
 def _adcli(f, args, argnums, layout) -> _Call:
@@ -120,12 +134,12 @@ def _adcli(f, args, argnums, layout) -> _Call:
         value, grads = _quiet(adcli.value_and_grad(f, argnums), *passed)
     except Exception as e:
         return _Call(error=e)
-    modified = any(isinstance(b, np.ndarray) and not np.array_equal(a, b) for a, b in zip(passed, before))
+    modified = any(isinstance(b, np.ndarray) and not np.array_equal(a, b) for a, b in zip(_flat(passed), _flat(before)))
     return _Call(value=value, grads=tuple(grads), modified=modified)
 
 
 def _f32(prog: Program) -> bool:
-    return any(isinstance(a, np.ndarray) and a.dtype == np.float32 for a in prog.args)
+    return any(isinstance(a, np.ndarray) and a.dtype == np.float32 for a in _flat(prog.args))
 
 
 def _value_ok(v, ref, f32) -> bool:
@@ -147,6 +161,21 @@ def _structure(args, argnums, grads, finite: bool = True):
     ``finite``, their values: inf or nan)."""
     for k, g in zip(argnums, grads):
         a = args[k]
+        if trees.is_tree(a):
+            if trees.structure(g) != trees.structure(a):
+                return (f"gradient of argument {k} is {g!r}, the argument a {type(a).__name__} "
+                        f"of structure {trees.structure(a)!r}")
+            bad = _structure(trees.leaves(a), range(len(trees.leaves(a))), trees.leaves(g), finite)
+            if bad:
+                return f"argument {k}'s leaves: {bad}"
+            continue
+        if subclass(a):  # np.matrix, a masked array: a plain array of its shape and dtype, or its own type
+            if type(g) not in (np.ndarray, type(a)) or g.shape != a.shape or g.dtype != a.dtype:
+                return (f"gradient of argument {k} is {type(g).__name__} {np.shape(g)} {getattr(g, 'dtype', '')}, "
+                        f"the argument {type(a).__name__} {a.shape} {a.dtype}")
+            if finite and not np.all(np.isfinite(np.ma.getdata(g))):
+                return f"gradient of argument {k} is {g!r}: not finite"
+            continue
         if type(a) is float:
             if type(g) is not float:
                 return f"gradient of argument {k} is {type(g).__name__}, the argument a float"
@@ -172,7 +201,8 @@ def fd_target(prog: Program, f, ref):
     view-or-copy answers can depend on the dtype: x.astype(np.float32, copy=False))."""
     if not _f32(prog):
         return f, prog.args
-    twin = prog.with_(args=[a.astype(np.float64) if isinstance(a, np.ndarray) else a for a in prog.args],
+    twin = prog.with_(args=[trees.tmap(lambda v: v.astype(np.float64) if isinstance(v, np.ndarray) else v, a)
+                            for a in prog.args],
                       stmts=[Stmt(s.kind, s.text.replace("float32", "float64")) for s in prog.stmts])
     f64 = compile_program(twin, f"<fuzz {prog.seed} float64 twin>")
     if not abs(_F(f64, _point(twin.args, None)) - float(ref)) <= 1e-4 * max(1.0, abs(float(ref))):
@@ -193,8 +223,9 @@ def fd_check(target, argnums, grads, layout, rng, ref, f32, directions=3):
     steps, eps = STEPS, 1e-13  # eps: the rounding error of one evaluation, relative to |f|
     nonsmooth = False
     for _ in range(directions):
-        dirs = [rng.standard_normal(np.shape(a)) if i in argnums else None for i, a in enumerate(args)]
-        terms = [np.asarray(g, np.float64) * dirs[k] for k, g in zip(argnums, grads)]
+        dirs = [_direction(rng, a) if i in argnums else None for i, a in enumerate(args)]
+        terms = [np.asarray(gl, np.float64) * dl for k, g in zip(argnums, grads)
+                 for gl, dl in zip(_leaf_values(g), dirs[k] if trees.is_tree(args[k]) else [dirs[k]])]
         pred = float(sum(np.sum(t) for t in terms))
         scale = float(sum(np.sum(np.abs(t)) for t in terms))
         est = []
@@ -214,6 +245,18 @@ def fd_check(target, argnums, grads, layout, rng, ref, f32, directions=3):
             where = f" along a random direction (finite differences at steps {steps[k]:g} and {steps[k + 1]:g})"
             return (repr(est[k]) + where, repr(pred), "directional derivative")
     return "nonsmooth" if nonsmooth else None
+
+
+def _direction(rng, a):
+    """A random direction for argument ``a``: one array per leaf for a container."""
+    if trees.is_tree(a):
+        return [rng.standard_normal(np.shape(v)) for v in trees.leaves(a)]
+    return rng.standard_normal(np.shape(a))
+
+
+def _leaf_values(g) -> list:
+    """A gradient's leaves as plain arrays (a masked array's data)."""
+    return [np.ma.getdata(v) for v in trees.leaves(g)]
 
 
 def _overflows(f, args, layout) -> bool:
@@ -312,12 +355,19 @@ def _traceback(e: BaseException) -> str:
 
 
 def _identical(a, b) -> bool:
+    if any(trees.is_tree(x) for x in a) or any(trees.is_tree(y) for y in b):
+        if [trees.structure(x) for x in a] != [trees.structure(y) for y in b]:
+            return False
+        a, b = _flat(a), _flat(b)
     return len(a) == len(b) and all(
         type(x) is type(y) and np.array_equal(np.asarray(x), np.asarray(y), equal_nan=True) for x, y in zip(a, b))
 
 
 def _grads_close(g, h, f32) -> bool:
-    g, h = np.asarray(g, np.float64), np.asarray(h, np.float64)
+    if trees.is_tree(g) or trees.is_tree(h):
+        return trees.structure(g) == trees.structure(h) and all(
+            _grads_close(x, y, f32) for x, y in zip(trees.leaves(g), trees.leaves(h)))
+    g, h = np.asarray(np.ma.getdata(g), np.float64), np.asarray(np.ma.getdata(h), np.float64)
     if g.shape != h.shape:
         return False
     rtol = 1e-5 if f32 else 1e-9

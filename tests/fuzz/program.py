@@ -13,12 +13,18 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from . import trees
+from .library_specs import ODE_SOURCE
+
 VAR = re.compile(r"\b[vx]\d+\b")
 
 PRELUDE = '''import math
 
 import numpy as np
+import scipy.integrate as si
+import scipy.interpolate as sint
 import scipy.linalg as sl
+import scipy.optimize as so
 import scipy.signal as ss
 import scipy.special as sp
 import scipy.stats as st
@@ -27,7 +33,7 @@ import scipy.stats as st
 def _w(v, k):
     """Fixed, asymmetric weights shaped like v (a plain constant)."""
     return np.cos(np.arange(np.size(v)) * 0.7 + k).reshape(np.shape(v))
-'''
+''' + ODE_SOURCE
 
 
 @dataclass(frozen=True)
@@ -91,7 +97,7 @@ class Program:
 
     @property
     def float_argnums(self) -> tuple:
-        return tuple(i for i, a in enumerate(self.args) if is_float(a))
+        return tuple(i for i, a in enumerate(self.args) if differentiable(a))
 
     @property
     def kinds(self) -> list:
@@ -144,8 +150,24 @@ def is_float(a) -> bool:
     return type(a) is float or (isinstance(a, (np.ndarray, np.floating)) and np.result_type(a).kind == "f")
 
 
+def differentiable(a) -> bool:
+    """A float argument, or a container (tests/fuzz/trees.py) whose leaves are all floats."""
+    if trees.is_tree(a):
+        return all(is_float(v) for v in trees.leaves(a)) and bool(trees.leaves(a))
+    return is_float(a)
+
+
+def subclass(a) -> bool:
+    """An ndarray subclass (np.matrix, a masked array): kept as it is, in its own layout."""
+    return isinstance(a, np.ndarray) and type(a) is not np.ndarray
+
+
 def fresh(a):
     """A new copy of an argument (arrays C-ordered), so no run sees another's writes."""
+    if trees.is_tree(a):
+        return trees.tmap(fresh, a)
+    if subclass(a):
+        return a.copy()
     return np.array(a, copy=True) if isinstance(a, np.ndarray) else a
 
 
@@ -154,7 +176,9 @@ LAYOUTS = ("F", "reversed", "strided")
 
 def with_layout(a, layout):
     """The same values as ``a`` in another memory layout (a fresh buffer every call)."""
-    if not isinstance(a, np.ndarray) or layout is None:
+    if trees.is_tree(a):
+        return trees.tmap(lambda v: with_layout(v, layout), a)
+    if not isinstance(a, np.ndarray) or layout is None or subclass(a):
         return fresh(a)
     if layout == "F":
         return np.asfortranarray(a.copy()) if a.ndim >= 2 else a.copy()
@@ -172,11 +196,19 @@ def with_layout(a, layout):
 
 def changes_layout(args, layout) -> bool:
     """Whether ``layout`` makes any argument's memory layout differ from C order."""
-    return any(isinstance(a, np.ndarray) and (a.ndim >= 2 if layout == "F" else a.ndim >= 1) for a in args)
+    return any(isinstance(a, np.ndarray) and not subclass(a) and (a.ndim >= 2 if layout == "F" else a.ndim >= 1)
+               for arg in args for a in trees.leaves(arg))
 
 
 def literal(a) -> str:
-    """Source text that rebuilds ``a`` exactly (floats by repr)."""
+    """Source text that rebuilds ``a`` exactly (floats by repr; containers and ndarray subclasses
+    by their constructors)."""
+    if trees.is_tree(a):
+        return trees.literal(a, literal)
+    if isinstance(a, np.matrix):
+        return f"np.matrix({literal(np.asarray(a))})"
+    if isinstance(a, np.ma.MaskedArray):
+        return f"np.ma.array({literal(np.ma.getdata(a))}, mask={np.ma.getmaskarray(a).tolist()!r})"
     if type(a) is float:
         return repr(a)
     if isinstance(a, np.floating) and not isinstance(a, np.ndarray):

@@ -15,8 +15,9 @@ import numpy as np
 
 import adcli
 
+from . import trees
 from .oracle import Outcome
-from .program import PRELUDE, Program, Stmt, api_tokens, is_float, literal
+from .program import PRELUDE, Program, Stmt, api_tokens, differentiable, literal
 
 _LAYOUT_CODE = {
     None: "a",
@@ -39,10 +40,28 @@ def args():
     for a in ARGS:
         if isinstance(a, np.ndarray):
             a = a.copy()
-            if a.ndim:
+            if a.ndim and type(a) is np.ndarray:
                 a = {layout}
+        else:
+            a = copy.deepcopy(a)
         out.append(a)
     return out
+
+
+def _is_tree(a):
+    return "_trees" in globals() and _trees.is_tree(a)
+
+
+def _bump(arg, j, idx, s):
+    """arg (leaf j of it, for a container) moved by s at idx."""
+    if j is not None:
+        leaves = _trees.leaves(arg)
+        leaves[j] = _bump(leaves[j], None, idx, s)
+        return _trees.rebuild(arg, leaves)
+    if isinstance(arg, np.ndarray):
+        arg[idx] += s
+        return arg
+    return arg + s
 
 
 def _twin_ok():
@@ -51,11 +70,12 @@ def _twin_ok():
     return abs(float(f_float64(*a)) - float(f(*args()))) <= 1e-4 * max(1.0, abs(float(f(*args()))))
 
 
-def _fd(k, gradient):
-    """Per-element central differences for argument k (of the float64 twin of a float32
-    program): the step agreeing best with adcli, and whether the steps agree with each other
-    (where they do not, the point is a kink or a jump and the element is not judged)."""
-    a0 = args()[k]
+def _fd(k, j, gradient):
+    """Per-element central differences for argument k (its leaf j, for a container; of the
+    float64 twin of a float32 program): the step agreeing best with adcli, and whether the steps
+    agree with each other (where they do not, the point is a kink or a jump and the element is not
+    judged)."""
+    a0 = args()[k] if j is None else _trees.leaves(args()[k])[j]
     est, smooth = np.zeros(np.shape(a0)), np.ones(np.shape(a0), bool)
     for idx in np.ndindex(*np.shape(a0)):
         ds = []
@@ -63,13 +83,10 @@ def _fd(k, gradient):
             vals = []
             for s in (h, -h):
                 a = [x.astype(np.float64) if isinstance(x, np.ndarray) else x for x in args()] if F32 else args()
-                if isinstance(a[k], np.ndarray):
-                    a[k][idx] += s
-                else:
-                    a[k] += s
+                a[k] = _bump(a[k], j, idx, s)
                 vals.append(float((f_float64 if F32 else f)(*a)))
             ds.append((vals[0] - vals[1]) / (2 * h))
-        est[idx] = min(ds, key=lambda d: abs(d - float(np.asarray(gradient)[idx])))
+        est[idx] = min(ds, key=lambda d: abs(d - float(np.ma.getdata(gradient)[idx])))
         smooth[idx] = max(ds) - min(ds) <= 1e-3 * (1 + max(abs(d) for d in ds))
     return est, smooth
 
@@ -96,18 +113,31 @@ def main():
     if F32 and not _twin_ok():
         print("f_float64 computes something else than f here: gradients not checked")
         grads = ()
-    for k, g in zip(ARGNUMS, grads):
-        a = args()[k]
-        if type(g) is not type(a) or np.shape(g) != np.shape(a) or getattr(g, "dtype", None) != getattr(a, "dtype", None):
-            print(f"gradient {{k}} has type {{type(g).__name__}} {{np.shape(g)}} {{getattr(g, 'dtype', '')}}, "
-                  f"argument {{type(a).__name__}} {{np.shape(a)}} {{getattr(a, 'dtype', '')}}")
-            failed = True
-            continue
-        fd, smooth = _fd(k, g)
-        close = np.isclose(np.asarray(g, float), fd, rtol=rtol, atol=rtol * (1 + np.max(np.abs(fd), initial=0)))
-        if not np.all(close | ~smooth):
-            print(f"wrong gradient for argument {{k}}:\\n  finite differences {{fd!r}}\\n  adcli              {{g!r}}")
-            failed = True
+    for k, g_arg in zip(ARGNUMS, grads):
+        a_arg = args()[k]
+        if _is_tree(a_arg):
+            if _trees.structure(g_arg) != _trees.structure(a_arg):
+                print(f"gradient {{k}} is {{g_arg!r}}: not the structure of argument {{a_arg!r}}")
+                failed = True
+                continue
+            pairs = list(enumerate(zip(_trees.leaves(a_arg), _trees.leaves(g_arg))))
+        else:
+            pairs = [(None, (a_arg, g_arg))]
+        for j, (a, g) in pairs:
+            sub = isinstance(a, np.ndarray) and type(a) is not np.ndarray and type(g) is np.ndarray
+            if (type(g) is not type(a) and not sub) or np.shape(g) != np.shape(a) \\
+                    or getattr(g, "dtype", None) != getattr(a, "dtype", None):
+                print(f"gradient {{k}} (leaf {{j}}) has type {{type(g).__name__}} {{np.shape(g)}} {{getattr(g, 'dtype', '')}}, "
+                      f"argument {{type(a).__name__}} {{np.shape(a)}} {{getattr(a, 'dtype', '')}}")
+                failed = True
+                continue
+            fd, smooth = _fd(k, j, g)
+            close = np.isclose(np.ma.getdata(g).astype(float), fd, rtol=rtol,
+                               atol=rtol * (1 + np.max(np.abs(fd), initial=0)))
+            if not np.all(close | ~smooth):
+                print(f"wrong gradient for argument {{k}} (leaf {{j}}):\\n  finite differences {{fd!r}}\\n"
+                      f"  adcli              {{g!r}}")
+                failed = True
     print("FAILS" if failed else "passes")
     return 1 if failed else 0
 
@@ -141,7 +171,7 @@ def describe(prog: Program, outcome: Outcome) -> tuple:
             with np.errstate(all="ignore"), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 _, grads = adcli.value_and_grad(f, argnums)(*ns["args"]())
-                fds = [ns["_fd"](k, g)[0] for k, g in zip(argnums, grads)]
+                fds = [ns["_fd"](k, None, g)[0] for k, g in zip(argnums, grads)]
             exp = "; ".join(f"d/d{prog.argnames[k]} = {_short(d)}" for k, d in zip(argnums, fds)) + " (finite differences)"
             obs = "; ".join(f"d/d{prog.argnames[k]} = {_short(g)}" for k, g in zip(argnums, grads)) + " (adcli)"
         except Exception as e:  # the description is a courtesy; the outcome stands
@@ -157,8 +187,11 @@ def script(prog: Program, outcome: Outcome, header: bool = True, found_as: Outco
     """The standalone reproduction script for a failing program."""
     argnums = outcome.argnums if outcome.argnums is not None else prog.float_argnums
     math = "import math\n" if "math." in prog.body() else ""
-    src = PRELUDE.replace("import math\n", math + "import sys\n").replace(
+    src = PRELUDE.replace("import math\n", "import copy\n" + math + "import sys\n").replace(
         "import numpy as np\n", "import numpy as np\n\nimport adcli\nfrom adcli.errors import RuleError\n")
+    if any(trees.is_tree(a) for a in prog.args):
+        src = src.replace("import adcli\n", "import adcli\nfrom tests.fuzz import trees as _trees\n"
+                          "from tests.fuzz.trees import *  # noqa: F403 (the containers of ARGS)\n")
     code = src + f"\n\ndef f({', '.join(prog.argnames)}):\n{prog.body()}\n\n\n"
     f32 = any(isinstance(a, np.ndarray) and a.dtype == np.float32 for a in prog.args)
     if f32:
@@ -213,4 +246,4 @@ def load(path: str) -> Program:
     argnums = tuple(ns["ARGNUMS"])
     return Program(seed=int(seed.group(1)) if seed else 0, argnames=[a.strip() for a in m.group(1).split(",")],
                    args=args, stmts=[Stmt("replayed", t) for t in stmts], layout=ns.get("LAYOUT"), ret=m.group(3),
-                   argnums=None if argnums == tuple(i for i, a in enumerate(args) if is_float(a)) else argnums)
+                   argnums=None if argnums == tuple(i for i, a in enumerate(args) if differentiable(a)) else argnums)

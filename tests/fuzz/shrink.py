@@ -169,7 +169,7 @@ def _shrink_shapes(best, attempt):
     while changed:
         changed = False
         for i, a in enumerate(best[0].args):
-            if not isinstance(a, np.ndarray):
+            if type(a) is not np.ndarray:  # containers and ndarray subclasses keep their shapes
                 continue
             for axis in range(a.ndim):
                 for k in (1, a.shape[axis] - 1):
@@ -183,6 +183,8 @@ def _shrink_shapes(best, attempt):
 
 def _round_values(best, attempt):
     for i, a in enumerate(best[0].args):
+        if type(a) not in (np.ndarray, float):  # containers and ndarray subclasses keep their values
+            continue
         for decimals in (1, 0):
             args = list(best[0].args)
             if isinstance(a, np.ndarray):
