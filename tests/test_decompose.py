@@ -1,9 +1,76 @@
-"""profiler.decompose: what a derived rule's time is made of (docs/advisor.md § What is measured)."""
+"""profiler.decompose: what a derived rule's time is made of (docs/advisor.md § What is measured).
+
+These tests check the decomposition's structure (which nodes it counts, which parts it keeps
+whole, which fixed cost it sets against each node) and its arithmetic on fake clocks; the shares
+it measures on real arrays are timings, which benchmarks/claims.py reports."""
+
+from types import SimpleNamespace
 
 import numpy as np
+import pytest
 
 from adcli.engine.grad import vjp
-from adcli.profiler.decompose import calibration, decompose, source_lines
+from adcli.engine.hooks import Session
+from adcli.profiler import decompose as dec
+from adcli.profiler.decompose import Calibration, _timed_run, calibration, decompose, source_lines
+
+
+def ordered(parts):
+    """What holds by construction, whatever the clock read: each part is a share of the one before."""
+    assert 0 <= parts.lean_pullback_s <= parts.vector_pullback_s <= parts.work_s <= parts.pullback_s, parts
+    assert 0 <= parts.closed_fixed_s
+
+
+def op_names(timed):
+    """Each timed node's operation, by name: the primitive's, else the pullback function's."""
+    return [kind[1].name if isinstance(kind, tuple) else kind.__name__ for (kind, _), _ in timed.ops]
+
+
+def by_name(timed, name, field):
+    return [v for n, v in zip(op_names(timed), getattr(timed, field)) if n == name]
+
+
+class Clock:
+    """A fake ``perf_counter``: it moves only when ``charge`` says so (a wrapped call's cost)."""
+
+    def __init__(self):
+        self.now = 0.0
+        self.reads = 0
+
+    def __call__(self):
+        self.reads += 1
+        return self.now
+
+    def charge(self, fn, cost, preempted=0.0):
+        """``fn`` costing ``cost``; its first call ``preempted`` more (a busy machine's pause)."""
+        calls = []
+
+        def run(*a, **k):
+            out = fn(*a, **k)
+            self.now += cost + (preempted if not calls else 0.0)
+            calls.append(1)
+            return out
+        return run
+
+
+class Nodes(Session):
+    """Keeps the tape's nodes of one gradient (the cotangents are not needed: the tests pass their own)."""
+
+    def backward(self, tape, acc, start):
+        self.nodes = list(tape.nodes[:start + 1])
+        super().backward(tape, acc, start)
+
+
+def recorded(f, argnums, args):
+    from adcli.engine import hooks
+
+    session = Nodes()
+    hooks.install(session)
+    try:
+        vjp(f, argnums, 1.0)(*args)
+    finally:
+        hooks.uninstall()
+    return [n for n in session.nodes if n is not None]
 
 
 def test_a_loop_of_scalar_operations_is_per_operation_cost():
@@ -15,11 +82,16 @@ def test_a_loop_of_scalar_operations_is_per_operation_cost():
             total = total + v[i] * 2.0
         return total
 
-    parts = decompose(vjp(loop, 0, 1.0), [x])
+    grad = vjp(loop, 0, 1.0)
+    parts = decompose(grad, [x])
     assert parts.nodes >= 400 and parts.operations <= 4  # getitem, multiply, add: repeated
-    assert 0 < parts.work_s <= parts.pullback_s
-    # on one-element values, the NumPy work is NumPy's per-call cost: little scales with data
-    assert parts.vector_pullback_s < 0.5 * parts.work_s
+    ordered(parts)
+    assert 0 < parts.work_s
+    # on one-element values, the fixed cost each VJP is set against is timed on values of the
+    # node's own ranks (all scalars here): the same computation, so no data work is assumed
+    timed = _timed_run(grad, [x])
+    assert timed._tiny and all(set(ranks) == {0} for _, ranks in timed._tiny)
+    assert set(op_names(timed)) >= {"numpy.add", "numpy.multiply"}
 
 
 def test_work_on_large_arrays_scales_with_data():
@@ -28,10 +100,17 @@ def test_work_on_large_arrays_scales_with_data():
     def big(m):
         return np.sum(np.sin(m) * m)
 
-    parts = decompose(vjp(big, 0, 1.0), [a])
+    grad = vjp(big, 0, 1.0)
+    parts = decompose(grad, [a])
     assert parts.nodes <= 4 and parts.operations == parts.nodes
-    # 160,000 elements: nearly all of the NumPy work is work on data
-    assert parts.vector_pullback_s > 0.8 * parts.work_s and parts.work_s <= parts.pullback_s
+    ordered(parts)
+    # 160,000 elements: each VJP's fixed cost is timed on one element per axis of the same ranks
+    timed = _timed_run(grad, [a])
+    assert None not in timed.fixed
+    assert {ranks for _, ranks in timed._tiny} == {(0, 0, 2), (2, 2, 2), (2, 2, 2, 2)}  # sum, sin, product
+    small = dec._one(a)
+    assert small.shape == (1, 1) and small.dtype == a.dtype and small.flags.c_contiguous
+    assert dec._one(2.5) == 2.5
 
 
 def test_calibration_is_positive_and_cached():
@@ -60,12 +139,17 @@ def test_each_operations_own_fixed_cost_is_not_counted_as_work_on_data():
             y = y + np.outer(a[k], b[k])
         return np.sum(y)
 
-    parts = decompose(vjp(outers, (0, 1), 1.0), [u, v])
-    generic = calibration().small_work_s
+    grad = vjp(outers, (0, 1), 1.0)
+    parts = decompose(grad, [u, v])
     assert parts.operations >= 3
-    # with one generic per-call constant the outer products' VJPs (matrix products) on 3x2
-    # values would count as work on data; measured per operation, little of it is
-    assert parts.vector_pullback_s < 0.35 * parts.work_s, (parts, generic)
+    ordered(parts)
+    # each outer product's own fixed cost is measured (on 1x1 cotangents and 1-vectors), once for
+    # the eight of them; the indexing nodes, whose VJPs need their real shapes, have none
+    timed = _timed_run(grad, [u, v])
+    outer = by_name(timed, "numpy.outer", "fixed")
+    assert len(outer) == 8 and None not in outer
+    assert [ranks for kind, ranks in timed._tiny if kind[1].name == "numpy.outer"] == [(2, 2, 1, 1)]
+    assert by_name(timed, "_pb_getitem", "fixed") == [None] * 16
 
 
 def test_an_operation_that_cannot_run_on_one_element_values_keeps_the_generic_constant():
@@ -74,8 +158,45 @@ def test_an_operation_that_cannot_run_on_one_element_values_keeps_the_generic_co
     def reshaped(m):
         return np.sum(np.reshape(m, (900, 100)) ** 2)
 
-    parts = decompose(vjp(reshaped, 0, 1.0), [a])
-    assert parts.vector_pullback_s > 0.5 * parts.work_s  # 90,000 elements: mostly data, as before
+    grad = vjp(reshaped, 0, 1.0)
+    parts = decompose(grad, [a])
+    ordered(parts)
+    timed = _timed_run(grad, [a])
+    assert by_name(timed, "_pb_reshape", "fixed") == [None]  # decompose sets Calibration.small_work_s against it
+    assert None not in by_name(timed, "numpy.power", "fixed")
+
+
+def test_decompose_sets_each_nodes_own_fixed_cost_or_the_generic_one_and_counts_each_operation_once(monkeypatch):
+    us = 1e-6
+    cal = Calibration(timer_s=1 * us, small_pullback_s=2 * us, rule_call_s=3 * us, small_work_s=1.5 * us,
+                      call_s=0.5 * us)
+    a, b = ("a", ()), ("b", (2,))
+
+    def run(scale):
+        return SimpleNamespace(times=[11 * us * scale, 5 * us, 5 * us], work=[9 * us, 4 * us, 4 * us],
+                               fixed=[3 * us, None, None], lean=[0.5, 1.0, 1.0], ops=[(a, 1), (b, 2), (b, 2)],
+                               kinds={a, b})
+
+    runs = [run(3.0), run(1.0), run(2.0)]  # the fastest run (by its nodes' times) is the one kept
+    clock = Clock()
+    monkeypatch.setattr(dec, "calibration", lambda: cal)
+    monkeypatch.setattr(dec, "_timed_run", lambda grad, args: runs.pop(0))
+    monkeypatch.setattr(dec, "_perf", clock)
+    plain = clock.charge(lambda: None, 4 * us)  # the plain gradient, timed between the runs
+    parts = decompose(plain, [], runs=3)
+    assert (parts.nodes, parts.operations) == (3, 2)
+    # less the timer's 1 µs each: times 10 + 4 + 4, work 8 + 3 + 3, fixed 2 (own) and 1.5 (generic) x2
+    assert parts.pullback_s == pytest.approx(18 * us) and parts.work_s == pytest.approx(14 * us)
+    assert parts.vector_pullback_s == pytest.approx((8 - 2) * us + 2 * (3 - 1.5) * us)
+    assert parts.lean_pullback_s == pytest.approx(0.5 * 6 * us + 2 * 1.5 * us)
+    # a: min(2, one call of 0.5); b (two nodes, one operation): min(1.5, two calls of 0.5), once
+    assert parts.closed_fixed_s == pytest.approx(0.5 * us + 1.0 * us)
+
+    # at the replay's pace: the parts scaled by its time over the plain gradient's, within 0.5-2x
+    for derived, pace in ((6 * us, 1.5), (40 * us, 2.0), (1 * us, 0.5)):
+        runs[:] = [run(1.0)]
+        paced = decompose(plain, [], runs=1, derived_s=derived)
+        assert paced.pullback_s == pytest.approx(18 * us * pace) and paced.work_s == pytest.approx(14 * us * pace)
 
 
 def test_a_closed_form_needs_no_more_data_work_than_the_forward_of_an_elementwise_operation():
@@ -87,17 +208,39 @@ def test_a_closed_form_needs_no_more_data_work_than_the_forward_of_an_elementwis
     def passes(x, y):
         return np.sum(np.maximum(x, y) / y)
 
-    parts = decompose(vjp(passes, (0, 1), 1.0), [a, b])
-    assert parts.lean_pullback_s < 0.8 * parts.vector_pullback_s, parts
+    grad = vjp(passes, (0, 1), 1.0)
+    ordered(decompose(grad, [a, b]))
+    timed = _timed_run(grad, [a, b])
+    assert sorted(op_names(timed)) == ["numpy.add.reduce", "numpy.divide", "numpy.maximum"]
+    assert all(0.0 <= share <= 1.0 for share in timed.lean)
+    assert [d for _, d in timed.ops] == [1, 2, 2]  # the sum, then divide and maximum: two arguments each
+
+
+def test_an_elementwise_nodes_share_is_its_forwards_data_work_per_argument_over_its_vjps(monkeypatch):
+    # on a clock where work costs one unit per element: divide's forward reads 90,000 elements
+    # per argument (less the one-element forward's 1), its VJPs are given 6 passes of 90,000
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((300, 300)), rng.uniform(1.0, 2.0, (300, 300))
+    [node] = [n for n in recorded(lambda x, y: np.sum(x / y), (0, 1), [a, b]) if n[1].name == "numpy.divide"]
+    clock = Clock()
+    monkeypatch.setattr(dec, "_perf", clock)
+    prim = node[1]
+    real = prim.fwd
+    monkeypatch.setattr(prim, "fwd", lambda x, y: clock.charge(real, np.size(x))(x, y))
+    share = dec._Timed()._lean(node, np.ones((300, 300)), 6 * 90000.0)
+    assert share == pytest.approx((90000 - 1) * 2 / (6 * 90000))
+    assert dec._Timed()._lean(node, np.ones((300, 300)), 0.5 * 90000.0) == 1.0  # never more than its VJPs
 
 
 def test_a_matrix_products_reverse_is_work_any_rule_does():
     rng = np.random.default_rng(4)
     a, b = rng.standard_normal((200, 200)), rng.standard_normal((200, 200))
 
-    parts = decompose(vjp(lambda x, y: np.sum(x @ y), (0, 1), 1.0), [a, b])
-    # the sum's reverse (a broadcast) is next to nothing; the two products are kept whole
-    assert parts.lean_pullback_s > 0.9 * parts.vector_pullback_s, parts
+    grad = vjp(lambda x, y: np.sum(x @ y), (0, 1), 1.0)
+    ordered(decompose(grad, [a, b]))
+    # the two products are kept whole (the sum's reverse, a broadcast, is next to nothing)
+    timed = _timed_run(grad, [a, b])
+    assert by_name(timed, "numpy.matmul", "lean") == [1.0]
 
 
 def test_a_rule_reuses_the_forwards_factorization_of_a_solve_with_one_right_hand_side():
@@ -105,17 +248,44 @@ def test_a_rule_reuses_the_forwards_factorization_of_a_solve_with_one_right_hand
     rng = np.random.default_rng(5)
     a = rng.standard_normal((300, 300)) + 300 * np.eye(300)
     y = rng.standard_normal(300)
-    one = decompose(vjp(lambda m, v: np.sum(np.linalg.solve(m, v)), (0, 1), 1.0), [a, y])
-    assert one.lean_pullback_s < 0.7 * one.vector_pullback_s, one
+    one = vjp(lambda m, v: np.sum(np.linalg.solve(m, v)), (0, 1), 1.0)
+    ordered(decompose(one, [a, y]))
+    [share] = by_name(_timed_run(one, [a, y]), "_pb_solve", "lean")
+    assert 0.0 <= share <= 1.0  # measured: see the next test
     # 300 right-hand sides: their triangular solves are work any rule does; the solve counts whole
-    many = decompose(vjp(lambda m, v: np.sum(np.linalg.solve(m, v)), 0, 1.0), [a, rng.standard_normal((300, 300))])
-    assert many.lean_pullback_s > 0.9 * many.vector_pullback_s, many
+    b = rng.standard_normal((300, 300))
+    many = vjp(lambda m, v: np.sum(np.linalg.solve(m, v)), 0, 1.0)
+    ordered(decompose(many, [a, b]))
+    assert by_name(_timed_run(many, [a, b]), "_pb_solve", "lean") == [1.0]
+
+
+def test_a_solves_share_is_its_pullback_less_the_forward_timed_each_at_its_fastest(monkeypatch):
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((30, 30)) + 30 * np.eye(30)
+    y = rng.standard_normal(30)
+    [both] = [n for n in recorded(lambda m, v: np.sum(np.linalg.solve(m, v)), (0, 1), [a, y]) if n[0] is dec._pb_solve]
+    [b_only] = [n for n in recorded(lambda v: np.sum(np.linalg.solve(a, v)), 0, [y]) if n[0] is dec._pb_solve]
+    clock = Clock()
+    monkeypatch.setattr(dec, "_perf", clock)
+    # the forward (a factorization and a solve) 4 units; the pullback's solve with a's transpose
+    # 5 (it factorizes again), a's gradient (an outer product) 1; each first call preempted by 100
+    monkeypatch.setattr(dec, "solve", clock.charge(dec.solve, 4.0, preempted=100.0))
+    monkeypatch.setattr(dec, "_solve_gb", clock.charge(dec._solve_gb, 5.0, preempted=100.0))
+    monkeypatch.setattr(dec, "_solve_da_of", clock.charge(dec._solve_da_of, 1.0))
+    g = np.ones(30)
+    assert dec._lean_solve(both, g) == pytest.approx((5 + 1 - 4) / (5 + 1))  # the forward's time comes off
+    assert dec._lean_solve(b_only, g) == pytest.approx((5 - 4) / 5)
+    # many right-hand sides, or a triangular a: whole, and nothing to time
+    reads = clock.reads
+    many = (dec._pb_solve, both[1], np.ones((30, 2)), a, np.ones((30, 2)))
+    triangular = (dec._pb_solve, both[1], both[2], np.tril(a), y)
+    assert dec._lean_solve(many, np.ones((30, 2))) == 1.0 and dec._lean_solve(triangular, g) == 1.0
+    assert clock.reads == reads
 
 
 def test_a_rule_needs_only_the_inverse_of_a_cholesky_factor():
     # a Gaussian log-likelihood: its closed form is K^-1 = L^-T L^-1 from the forward's factor,
-    # not the generic Cholesky pullback's triangular product and two solves (0.79 of it at
-    # n = 200 since the pullback takes BLAS's trsm; 0.6 when it took four products)
+    # not the generic Cholesky pullback's triangular product and two solves
     rng = np.random.default_rng(6)
     A = rng.standard_normal((200, 200))
     K, y = A @ A.T + 200 * np.eye(200), rng.standard_normal(200)
@@ -125,8 +295,28 @@ def test_a_rule_needs_only_the_inverse_of_a_cholesky_factor():
         z = np.linalg.solve(L, v)
         return -0.5 * np.dot(z, z) - np.sum(np.log(np.diagonal(L)))
 
-    parts = decompose(vjp(loglik, (0, 1), 1.0), [K, y])
-    assert parts.lean_pullback_s < 0.9 * parts.vector_pullback_s, parts
+    grad = vjp(loglik, (0, 1), 1.0)
+    ordered(decompose(grad, [K, y]))
+    timed = _timed_run(grad, [K, y])
+    [share] = by_name(timed, "numpy.linalg.cholesky", "lean")
+    assert 0.0 <= share <= 1.0  # measured: see the next test
+    assert by_name(timed, "_pb_solve", "lean") == [1.0]  # a solve with the triangular factor: whole
+
+
+def test_a_cholesky_nodes_share_is_the_closed_forms_time_at_its_fastest_over_the_pullbacks(monkeypatch):
+    rng = np.random.default_rng(6)
+    A = rng.standard_normal((20, 20))
+    K = A @ A.T + 20 * np.eye(20)
+    [node] = [n for n in recorded(lambda k: np.sum(np.linalg.cholesky(k)), 0, [K]) if dec._is_cholesky(n)]
+    clock = Clock()
+    blas, lapack = dec.scipy_linalg()
+    potri = clock.charge(lapack.get_lapack_funcs("potri", (node[3],)), 2.0, preempted=100.0)
+    fake = SimpleNamespace(get_lapack_funcs=lambda name, arrays: potri)
+    monkeypatch.setattr(dec, "_perf", clock)
+    monkeypatch.setattr(dec, "scipy_linalg", lambda: (blas, fake))
+    assert dec._lean_cholesky(node, 5.0) == pytest.approx(2.0 / 5.0)
+    assert dec._lean_cholesky(node, 1.0) == 1.0  # never more than the pullback
+    assert dec._lean_cholesky(node, None) == 1.0 and dec._lean_cholesky(node, 0.0) == 1.0  # not known
 
 
 def test_a_closed_forms_per_call_cost_counts_each_operation_once_and_at_most_a_numpy_call_per_argument():
@@ -140,10 +330,10 @@ def test_a_closed_forms_per_call_cost_counts_each_operation_once_and_at_most_a_n
     cal = calibration()
     parts = decompose(vjp(chain, 0, 1.0), [x])
     assert parts.nodes >= 81 and parts.operations <= 4
+    ordered(parts)
     # 81 nodes of per-call cost in the VJPs, but a closed form pays it once per distinct operation
     # (sin, the product, mean: one differentiated argument each), no more than one NumPy call each
     assert 0 < parts.closed_fixed_s <= parts.operations * cal.call_s * 1.0001
-    assert parts.closed_fixed_s < 0.2 * (parts.work_s - parts.vector_pullback_s)
 
 
 def test_an_operation_is_a_kind_of_node_and_its_output_shape():
@@ -166,7 +356,8 @@ def test_an_operation_is_a_kind_of_node_and_its_output_shape():
     assert repeated.nodes == 31 and repeated.operations == 4  # product, add, tanh (x10), the sum
 
 
-def test_the_replay_measures_what_the_floors_zero_gradients_cost():
+def test_the_replay_measures_what_the_floors_zero_gradients_cost(monkeypatch):
+    from adcli.profiler import replay
     from adcli.profiler.replay import _floor_pullback
 
     def f(w, b, X):
@@ -174,6 +365,16 @@ def test_the_replay_measures_what_the_floors_zero_gradients_cost():
 
     rng = np.random.default_rng(4)
     args = [rng.standard_normal(30), 0.5, rng.standard_normal((50, 30))]
+    timed = []
+    real = replay.stable_median
+
+    def spy(fn, budget):
+        timed.append(fn())  # what is timed: the minimal rule's pullback alone, its zero gradients
+        return real(fn, budget)
+
+    monkeypatch.setattr(replay, "stable_median", spy)
     seconds = _floor_pullback(f, args, {}, (0, 1))
-    assert seconds is not None and 0 < seconds < 1e-3
+    assert seconds is not None and seconds > 0
+    [(gw, gb, gX)] = timed
+    assert gw.shape == (30,) and not gw.any() and gb == 0.0 and gX is None
     assert _floor_pullback(lambda *a: 1 / 0, args, {}, (0,)) is None  # a sample that no longer runs: not known
