@@ -14,7 +14,7 @@ from adcli.engine.core import Tracer
 from adcli.errors import AdcliError, NoRuleError, TracingError, UnsupportedError
 from adcli.testing import check_grad
 
-_NUMPY_ARRAY = np.array  # bound at import, as `from numpy import array` binds it
+_HELD = {"array": np.array}  # NumPy's own function held in a dict, out of the rebinding's reach
 
 THIS_FILE = "test_escapes.py"
 X = np.array([0.5, 1.5, 2.5])
@@ -50,10 +50,11 @@ ESCAPES = {
     "scalar .item()": (lambda x: x[0].item(), TracingError, [".item()"], "x[0].item()"),
     ".tolist()": (lambda x: sum(x.tolist()), TracingError, [".tolist()"], "x.tolist()"),
     # np.asarray(x) / np.array(x) of a traced value keep it traced (tests/test_lists.py)
-    # np.array([...]) of traced values works (tests/test_lists.py), but not through a name bound to
-    # NumPy's own function before the gradient started (`from numpy import array`)
+    # np.array([...]) of traced values works (tests/test_lists.py), through names bound to it in the
+    # program's globals too (tests/test_hidden_tracers.py), but not through NumPy's own function held
+    # elsewhere (an attribute, a dict, a default argument)
     "captured np.array of list": (
-        lambda x: np.sum(_NUMPY_ARRAY([x[0], x[1]])), TracingError, ["np.array"], "_NUMPY_ARRAY([x[0], x[1]])"
+        lambda x: np.sum(_HELD["array"]([x[0], x[1]])), TracingError, ["np.array"], '_HELD["array"]([x[0], x[1]])'
     ),
     "np.float64(x)": (lambda x: np.float64(x[0]), TracingError, [], "np.float64(x[0])"),
     "np.float64(np.sum)": (lambda x: np.float64(np.sum(x)), TracingError, [], "np.float64(np.sum(x))"),

@@ -253,3 +253,22 @@ def test_callbacks_of_plain_values_still_work_inside_a_gradient():
 
     assert adcli.grad(f)(1.0) == pytest.approx(2.0 ** (1 / 3))
     assert so.brentq(lambda t: t - 0.25, 0.0, 1.0) == pytest.approx(0.25)  # and outside one
+
+
+# --- NumPy's constructors bound to other names --------------------------------------------------
+
+from numpy import array as _array  # noqa: E402  (bound before any gradient, as programs do)
+from numpy import asarray as _asarray  # noqa: E402
+
+
+def test_constructors_imported_by_name_build_traced_arrays():
+    g = check_grad(lambda x: np.sum(_array([x[0], x[1] * 2.0]) ** 2) + np.sum(_asarray([x[2], 1.0])), X)
+    np.testing.assert_allclose(g, [2 * X[0], 8 * X[1], 1.0])
+    assert _array is np.array and globals()["_array"] is np.array  # put back after the gradient
+
+
+def test_constructors_bound_in_an_exec_d_module_are_rebound_too():
+    scope: dict = {"__name__": "user_model"}
+    exec("from numpy import array\ndef f(x):\n    return (array([x[0], x[1]]) ** 2).sum()", scope)  # noqa: S102
+    np.testing.assert_allclose(adcli.grad(scope["f"])(X), [2 * X[0], 2 * X[1], 0.0])
+    assert scope["array"] is np.array

@@ -91,7 +91,7 @@ def _differentiate(f: Callable, argnums, cotangent) -> Callable:
         try:
             if session is not None:
                 session.start(tape, f, given, kwargs)
-            lists.enter()  # np.array([...]) of traced values, while f records (engine.lists)
+            lists.enter(getattr(f, "__globals__", None))  # np.array([...]) of traced values, while f records (engine.lists)
             try:
                 out = f(*args, **kwargs)
             finally:

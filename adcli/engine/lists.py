@@ -19,10 +19,11 @@ attributes (what a program reaches as ``np.array``) are the wrappers below:
 The patch is set when the outermost gradient in the process starts running its function and
 undone when the last one's function returns (a counter under a lock: threads and nested gradients
 share it; reverse passes run with NumPy's own functions); a call made meanwhile by other code gets
-NumPy's answer, one isinstance check slower. Not covered: names bound to NumPy's
-functions before (``from numpy import array``: NumPy's own function, whose error says to use
-np.stack), and ``order=``, ``subok=``, ``like=`` values other than NumPy's defaults with traced
-elements (refused by name).
+NumPy's answer, one isinstance check slower. Names bound to NumPy's functions before (``from
+numpy import array`` in the program's modules or the differentiated function's globals) are
+rebound to the wrappers meanwhile (see ``_rebind``). Not covered: ``order=``, ``subok=``,
+``like=`` values other than NumPy's defaults with traced elements (refused by name), and
+NumPy's functions held elsewhere than a module's globals (a default argument, an attribute).
 """
 
 from __future__ import annotations
@@ -216,13 +217,17 @@ _OURS = {"array": array, "asarray": asarray, "asanyarray": asanyarray, "ascontig
 _NUMPY = vars(np)
 
 
-def enter() -> None:
+def enter(scope: dict | None = None) -> None:
     """A gradient starts: the first one sets the patch (one update of NumPy's namespace, unless
-    something else replaced ``np.array`` meanwhile: then it is left alone)."""
+    something else replaced ``np.array`` meanwhile: then it is left alone), and rebinds the
+    names the program's own modules bound to NumPy's five functions (``from numpy import
+    array``) and those of ``scope`` (the differentiated function's globals)."""
     global _depth
     with _lock:
-        if _depth == 0 and _NUMPY.get("array") is _real_array:
-            _NUMPY.update(_OURS)
+        if _depth == 0:
+            if _NUMPY.get("array") is _real_array:
+                _NUMPY.update(_OURS)
+            _rebind(scope)
         _depth += 1
 
 
@@ -231,8 +236,69 @@ def leave() -> None:
     global _depth
     with _lock:
         _depth -= 1
-        if _depth == 0 and _NUMPY.get("array") is array:
-            _NUMPY.update(_REAL)
+        if _depth == 0:
+            if _NUMPY.get("array") is array:
+                _NUMPY.update(_REAL)
+            for namespace, name, real in _rebound:
+                if namespace.get(name) is _OURS_BY_REAL[id(real)]:
+                    namespace[name] = real
+            _rebound.clear()
+
+
+# --- ``from numpy import array`` in the program's own modules --------------------------------
+#
+# A name bound before the gradient (``from numpy import array, asarray``, or a module that
+# re-exports NumPy's names) holds NumPy's own function, which the namespace patch above does not
+# reach. While a gradient records, such names in the program's modules (their files outside the
+# installed libraries and the standard library, or ``__main__``) and in the differentiated
+# function's globals are bound to the wrappers too, and put back after. The modules are scanned
+# when new ones were loaded (a count of sys.modules, as engine.library does); a gradient then
+# rebinds the few names found, usually none.
+
+_OURS_BY_REAL = {id(_REAL[k]): _OURS[k] for k in _REAL}
+_rebound: list = []  # (namespace, name, NumPy's function) rebound by the running gradient
+_bindings: dict = {}  # id(namespace) -> (namespace, [names bound to one of NumPy's five])
+_modules_seen = 0
+
+
+def _scan(namespace: dict) -> list:
+    return [k for k, v in list(namespace.items()) if id(v) in _OURS_BY_REAL and _REAL.get(getattr(v, "__name__", ""))
+            is v]
+
+
+def _is_users(namespace: dict) -> bool:
+    """A module namespace of the program's own (exec'd code and ``__main__`` without a file too)."""
+    from .where import is_user_file
+
+    path = namespace.get("__file__")
+    if path is None:
+        name = namespace.get("__name__", "")
+        return isinstance(name, str) and not name.startswith(("numpy", "scipy", "adcli"))
+    return isinstance(path, str) and is_user_file(path)
+
+
+def _user_modules():
+    for module in list(sys.modules.values()):
+        namespace = getattr(module, "__dict__", None)
+        if type(namespace) is dict and "__file__" in namespace and _is_users(namespace):
+            yield namespace
+
+
+def _rebind(scope: dict | None) -> None:
+    global _modules_seen
+    if len(sys.modules) != _modules_seen:
+        _modules_seen = len(sys.modules)
+        for namespace in _user_modules():
+            _bindings[id(namespace)] = (namespace, _scan(namespace))
+    found = list(_bindings.values())
+    if scope is not None and id(scope) not in _bindings and _is_users(scope):
+        found.append((scope, _scan(scope)))
+    for namespace, names in found:
+        for name in names:
+            real = namespace.get(name)
+            if real is not None and id(real) in _OURS_BY_REAL and _REAL.get(real.__name__) is real:
+                namespace[name] = _OURS_BY_REAL[id(real)]
+                _rebound.append((namespace, name, real))
 
 
 # --- np.r_[...] and np.c_[...] of traced values ------------------------------------------------

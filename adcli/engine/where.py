@@ -37,6 +37,13 @@ def _skip() -> tuple:
     return tuple(d for d in _LIBRARIES if not _ADCLI_DIR.startswith(d.rstrip(os.sep))) + tuple(dirs)
 
 
+def is_user_file(path: str) -> bool:
+    """Whether ``path`` is the program's own code: not adcli's, NumPy's, an installed library's
+    or the standard library's."""
+    filename = os.path.abspath(path)
+    return not filename.startswith(_skip()) and not filename.startswith("<frozen")
+
+
 def user_frame(depth: int = 1):
     """The innermost frame whose code is neither adcli's nor NumPy's, or None."""
     skip = _skip()
