@@ -141,15 +141,24 @@ def test_round_of_traced_scalar():
 
 
 def test_plain_inplace_operator_with_traced_operand():
-    # plain += traced: NumPy would write the traced numbers into the plain array through out=
+    # plain += traced where another name sees the plain array: NumPy would write the traced numbers
+    # into it through out=, which that name would keep (alone, the name is rebound: test_hidden_tracers)
     def f(x):
         plain = np.ones(3)
+        alias = plain  # noqa: F841
         plain += x
         return np.sum(plain)
 
     with pytest.raises(AdcliError) as info:
         adcli.grad(f)(X.copy())
     assert THIS_FILE in str(info.value)
+
+    def lone(x):
+        plain = np.ones(3)
+        plain += x
+        return np.sum(plain * x)
+
+    np.testing.assert_allclose(adcli.grad(lone)(X.copy()), 1.0 + 2.0 * X)
 
 
 # --- functions without a rule ----------------------------------------------------------------

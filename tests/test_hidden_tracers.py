@@ -272,3 +272,69 @@ def test_constructors_bound_in_an_exec_d_module_are_rebound_too():
     exec("from numpy import array\ndef f(x):\n    return (array([x[0], x[1]]) ** 2).sum()", scope)  # noqa: S102
     np.testing.assert_allclose(adcli.grad(scope["f"])(X), [2 * X[0], 2 * X[1], 0.0])
     assert scope["array"] is np.array
+
+
+# --- an in-place operator on an array the function made, with a traced operand ----------------
+
+
+def _quotient(x0, x1):
+    v0 = x1 + 0.0
+    v0 /= x0
+    return np.sum(v0 * v0)
+
+
+def _in_a_list(x0, x1):
+    v = [x1 * 1.0]
+    v[0] *= x0
+    return np.sum(v[0] ** 2)
+
+
+@pytest.mark.parametrize("f", [_quotient, _in_a_list])
+def test_in_place_operators_do_not_depend_on_argnums(f):
+    x0, x1 = np.array([2.0, 4.0]), np.array([3.0, 5.0])
+    g_both = check_grad(f, x0, x1, argnums=(0, 1))
+    g_first = check_grad(f, x0, x1, argnums=0)
+    np.testing.assert_array_equal(g_first, g_both[0])
+
+
+def test_in_place_operator_keeps_numpys_dtype_and_shape_rules():
+    def f(x):
+        p = np.ones(2, dtype=np.float32)
+        p += x
+        assert p.dtype == np.float32
+        return np.sum(p)
+
+    np.testing.assert_allclose(adcli.grad(f)(np.array([1.0, 2.0])), [1.0, 1.0])
+    with pytest.raises(ValueError, match="non-broadcastable output"):
+        adcli.grad(lambda x: np.sum(_add_into(np.ones(2), x)))(np.ones((3, 2)))
+
+
+def _add_into(p, x):
+    p = p + 0.0
+    p += x
+    return p
+
+
+def _aliased(x0, x1):
+    v0 = x1 + 0.0
+    w = v0  # noqa: F841  (a second name sees the buffer: NumPy would change it too)
+    v0 /= x0
+    return np.sum(v0)
+
+
+def _viewed(x0, x1):
+    v0 = x1 + 0.0
+    w = v0[:1]  # noqa: F841
+    v0 /= x0
+    return np.sum(v0)
+
+
+def _callers(x0, x1):
+    x1 /= x0  # the caller's array
+    return np.sum(x1)
+
+
+@pytest.mark.parametrize("f", [_aliased, _viewed, _callers])
+def test_in_place_operators_seen_elsewhere_are_refused(f):
+    with pytest.raises(adcli.errors.TracingError, match="in-place operator on a plain array"):
+        adcli.grad(f)(np.array([2.0, 4.0]), np.array([3.0, 5.0]))

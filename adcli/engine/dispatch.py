@@ -7,6 +7,8 @@ names the callable and its signature, never a silent fall-through to NumPy.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 from numpy import ndarray
 
@@ -32,6 +34,8 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict):
         if out is not None:
             # np.add(a, b, out=y) for a traced y: y[...] = np.add(a, b), and NumPy returns y
             result = ufunc_call(ufunc, method, inputs, {k: v for k, v in kwargs.items() if k != "out"})
+            if type(out) is ndarray:  # p op= v into a plain array no one else sees: p is rebound (see _out_arg)
+                return _rebound(result, out)
             out[...] = result
             return out
         inputs, kwargs = _ufunc_kwargs(ufunc, method, inputs, kwargs)
@@ -134,6 +138,8 @@ def _out_arg(ufunc, kwargs):
     if isinstance(out, Tracer) and type(out.value) is np.ndarray and ufunc.nout == 1:
         return out
     if user_instruction(3) == "BINARY_OP":
+        if _unseen(out):
+            return out
         raise TracingError(
             f"an in-place operator on a plain array with a traced operand at {user_location(4)}: "
             f"{PLAIN_ARRAY}Write p = p + v (a new traced array), or make p from a traced value "
@@ -143,6 +149,69 @@ def _out_arg(ufunc, kwargs):
         f"np.{ufunc.__name__}(..., out=...) into an array that is not traced, with a traced operand, at "
         f"{user_location(4)}: the gradient would be lost; write y = np.{ufunc.__name__}(...) instead"
     )
+
+
+# --- p op= v: an in-place operator on a plain array, with a traced operand ----------------------
+#
+# ``v0 = x1 + 0.0; v0 /= x0`` with x1 left out of argnums: v0 is a plain array the function made,
+# and NumPy would write x0's quotient into it. Python binds the name to what the operator returns,
+# so when nothing else can see v0's buffer (no other name, container slot or view holds it: its
+# reference count is the one a lone local has on this path, measured once by _calibrate below,
+# and it views no other array) returning the new traced array instead is the same program. Only
+# when something else holds the buffer is it refused, as before: that holder would keep plain
+# numbers.
+
+_LONE_REFS: list = []  # the reference count of a plain array held by one local, seen in _unseen
+
+
+def _unseen(out) -> bool:
+    """Whether the plain float array ``out`` of ``p op= v`` is held by the operator's target alone."""
+    if type(out) is not ndarray or out.base is not None or out.dtype.kind != "f" or not out.flags.writeable:
+        return False
+    refs = sys.getrefcount(out)
+    if _CALIBRATING:
+        _LONE_REFS.append(refs)
+        return True
+    if not _LONE_REFS:
+        _calibrate()
+    return refs <= _LONE_REFS[0]
+
+
+_CALIBRATING = False
+# compiled under a file name of its own, so that where.user_instruction takes it for the user's
+# frame, as it takes the program's: the same path to _unseen, the same count
+_CALIBRATION = compile("def calibrate(t):\n    p = t.value * 0.0\n    p *= t\n    return p\n", "<adcli calibration>",
+                       "exec")
+
+
+def _calibrate() -> None:
+    global _CALIBRATING
+    from .core import make_tracer
+    from .tape import Tape
+
+    scope: dict = {}
+    exec(_CALIBRATION, scope)  # noqa: S102 - our own constant source
+    tape = Tape()
+    _CALIBRATING = True
+    try:
+        scope["calibrate"](make_tracer(np.ones(2), tape.leaf(), tape))
+    finally:
+        _CALIBRATING = False
+        tape.close()
+    if not _LONE_REFS:  # pragma: no cover - the path changed: never rebind
+        _LONE_REFS.append(0)
+
+
+def _rebound(result, out):
+    """The value ``p op= v`` binds p to: the result, cast to p's dtype and checked against its
+    shape as NumPy writes into p."""
+    shape = np.shape(result.value if isinstance(result, Tracer) else result)
+    if shape != out.shape:
+        raise ValueError(f"non-broadcastable output operand with shape {out.shape} doesn't match the broadcast shape {shape}")
+    value = result.value if isinstance(result, Tracer) else result
+    if np.result_type(value) != out.dtype:
+        result = result.astype(out.dtype)
+    return result
 
 
 def _ufunc_kwargs(ufunc, method, inputs, kwargs):
