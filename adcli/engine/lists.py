@@ -259,6 +259,8 @@ _OURS_BY_REAL = {id(_REAL[k]): _OURS[k] for k in _REAL}
 _rebound: list = []  # (namespace, name, NumPy's function) rebound by the running gradient
 _bindings: dict = {}  # id(namespace) -> (namespace, [names bound to one of NumPy's five])
 _modules_seen = 0
+_found: list = []  # the entries of _bindings with names
+_scopes: dict = {}  # id(differentiated function's globals) -> (globals, names), not a module's
 
 
 def _scan(namespace: dict) -> list:
@@ -290,9 +292,14 @@ def _rebind(scope: dict | None) -> None:
         _modules_seen = len(sys.modules)
         for namespace in _user_modules():
             _bindings[id(namespace)] = (namespace, _scan(namespace))
-    found = list(_bindings.values())
-    if scope is not None and id(scope) not in _bindings and _is_users(scope):
-        found.append((scope, _scan(scope)))
+        _found[:] = [b for b in _bindings.values() if b[1]]  # the namespaces with names to rebind
+    found = _found
+    if scope is not None and id(scope) not in _bindings:
+        checked = _scopes.get(id(scope))
+        if checked is None or checked[0] is not scope:  # (a scope dict may die and its id be reused)
+            checked = _scopes[id(scope)] = (scope, _scan(scope) if _is_users(scope) else [])
+        if checked[1]:
+            found = found + [checked]
     for namespace, names in found:
         for name in names:
             real = namespace.get(name)
