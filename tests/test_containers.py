@@ -34,29 +34,7 @@ FORMS = ("bare", "list", "tuple", "mixed", "rows", "rows-mixed")
 # Cases that fail because of engine bugs not fixed yet: test-id pattern -> root cause. Each case
 # matching a pattern is an xfail(strict=True): once fixed it passes, fails as XPASS, and its
 # entry is removed here.
-_LISTS = ("A1: a SciPy library rule unwraps only bare tracers: traced values inside a list or tuple argument reach "
-          "SciPy's own code as plain numbers, and their gradient is a silent zero")
-_SHAPES = ("A2: an argument refused when traced bare (a CDF's shape parameter, a Poisson count) is accepted inside a "
-           "list, with a zero gradient")
-KNOWN_OPEN: dict = {
-    **{f"scipy.stats.{d}.{m}/{s}": _SHAPES for d, s in (("t", "df"), ("chi2", "df"), ("gamma", "a"), ("beta", "a"),
-                                                       ("beta", "b")) for m in ("cdf", "logcdf", "sf", "logsf")},
-    "scipy.stats.poisson.*/k": _SHAPES,
-    "scipy.stats.poisson.*/loc": _SHAPES,
-    "scipy.stats.[!m]*": _LISTS,
-    "scipy.stats.multivariate_normal.*pdf/*": _LISTS,
-    "scipy.stats.multivariate_normal.entropy/cov": _LISTS,
-    "scipy.special.[!p]*": _LISTS,
-    "scipy.special.polygamma/x": _LISTS,
-    "scipy.signal.convolve/*": _LISTS,
-    "scipy.linalg.cholesky/*": _LISTS,
-    "scipy.linalg.sqrtm/*": _LISTS,
-    "scipy.linalg.solve_sylvester/*": _LISTS,
-    "scipy.linalg.solve_triangular/*": _LISTS,
-    "scipy.linalg.solve_banded/ab": _LISTS,
-    "scipy.linalg.solve_banded/b": _LISTS,
-    "scipy.integrate.odeint*": _LISTS,
-}
+KNOWN_OPEN: dict = {}  # all of A1 (lists in SciPy rules) and A2 (shape parameters in lists) fixed in a1542ab
 
 
 def _cases():

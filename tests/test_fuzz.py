@@ -70,16 +70,7 @@ SHAPES_SAMPLE = 40
 # Seeds of the shapes sample that fail because of engine bugs not fixed yet: seed -> root cause
 # (the causes of tests/test_containers.py's KNOWN_OPEN and the campaign's findings). Each is an
 # xfail(strict=True): once fixed it passes, fails as XPASS, and its entry is removed here.
-_MASKED = "C1: a masked-array argument is traced as its data: crashes ('Tracer' is not subscriptable) or wrong values"
-_SUBCLASS = "C2: an ndarray subclass (np.matrix, a masked array) as an argument or operand gives a wrong value or crashes"
-_PYTREE = "D: a dataclass, OrderedDict or dict/list subclass in a differentiated pytree gets a gradient of another structure"
-_OPTIMIZE = "F: scipy.optimize given a closure over a traced value crashes (SystemError, minpack.error) instead of refusing"
-_HEAVISIDE = "E: np.heaviside(x1, h) has no gradient in h"
-KNOWN_OPEN: dict = {4: _MASKED, 7: _MASKED, 18: _MASKED, 21: _MASKED, 30: _MASKED, 39: _MASKED,
-                    29: _SUBCLASS, 32: _SUBCLASS,
-                    10: _PYTREE, 19: _PYTREE, 26: _PYTREE,
-                    12: _OPTIMIZE, 17: _OPTIMIZE, 25: _OPTIMIZE,
-                    33: _HEAVISIDE}
+KNOWN_OPEN: dict = {}  # seeds 4 7 10 12 17 18 19 21 25 26 29 30 32 33 39 (causes C, D, E, F) fixed in a1542ab
 
 
 @pytest.mark.parametrize("seed", [pytest.param(s, marks=[pytest.mark.xfail(strict=True, reason=KNOWN_OPEN[s])]
