@@ -17,12 +17,13 @@ from . import app
 from .advisor.choose import SORTS as ADVICE_SORTS
 from .advisor.choose import TIERS
 from .advisor.config import Thresholds
-from .app.advice import IncompleteProfileError
+from .app.advice import DEFAULT_PROFILE, IncompleteProfileError
 from .app.profiling import SORTS as PROFILE_SORTS
+from .app.profiling import check_output, profile_files
 from .app.report import report as make_report
 from .app.report import write_report
 from .errors import AdcliError
-from .fileio import check_writable, write_text
+from .fileio import write_text
 from .profiler.api import (
     AUTO,
     DEFAULT_REPLAYS_TOTAL,
@@ -228,8 +229,8 @@ def show(profile: str, fmt: str, top: int, sort: str, speedscope: str | None, fo
         app.profiling.check_speedscope_target(speedscope, profile, force)
     _out(render(view, fmt))
     if speedscope is not None:
-        app.profiling.write_speedscope(speedscope, render_speedscope(view.profile))
-        _note(f"adcli: wrote {speedscope} (open it at https://www.speedscope.app)")
+        app.profiling.write_speedscope(speedscope, render_speedscope(view.profile), force)
+        _note(f"adcli: wrote {safe(speedscope)} (open it at https://www.speedscope.app)")
 
 
 @cli.command()
@@ -250,8 +251,8 @@ def suggest(profiles, fmt, sort, show_all, tier, output, force, **options) -> No
     all these workloads; with --tier library, which rules an engine should ship). Thresholds
     also come from [tool.adcli] in pyproject.toml.
     """
-    if output is not None:
-        check_writable(output, force)  # before any work: nothing half-done
+    if output is not None:  # before any work: nothing half-done
+        check_output(output, profile_files(profiles or (DEFAULT_PROFILE,)), force)
     advice = app.advise(profiles, _thresholds(options), sort=sort, show_all=show_all, tier=tier)
     if fmt == "json" and advice.summary.get("problems"):  # the JSON is a list (the contract): say it here
         click.echo(f"adcli: warning: advice from an incomplete profile: {safe('; '.join(advice.summary['problems']))}",
@@ -261,8 +262,8 @@ def suggest(profiles, fmt, sort, show_all, tier, output, force, **options) -> No
         return
     with console_settings.plain():  # a file gets no ANSI styles and the off-terminal width
         text = render(advice, fmt)
-    write_text(output, text + "\n")
-    _note(f"adcli: wrote {output}")
+    write_text(output, text + "\n", force=force)
+    _note(f"adcli: wrote {safe(output)}")
 
 
 @cli.command()
@@ -275,15 +276,25 @@ def suggest(profiles, fmt, sort, show_all, tier, output, force, **options) -> No
               help="Only one tier: library (NumPy/SciPy rules, which serve every program) or user (your functions).")
 @_threshold_options
 @click.option("--script", default=None, type=click.Path(dir_okay=False), metavar="SCRIPT",
-              help="The profiled script: the tests of rules on its functions load it, so they run under pytest.")
-def export(profile, output, top, only, force, tier, script, **options) -> None:
-    """Write the suggested rules as one Python module: finished imports, hand-write skeletons, tests."""
+              help="The profiled script: rules are written only for functions it defines, and their tests load it, "
+                   "so they run under pytest.")
+@click.option("--module", "modules", multiple=True, type=click.Path(dir_okay=False), metavar="FILE",
+              help="A module of yours (repeatable): rules for functions of modules other than the script are written "
+                   "only for those a FILE defines (read, never run).")
+def export(profile, output, top, only, force, tier, script, modules, **options) -> None:
+    """Write the suggested rules as one Python module: finished imports, hand-write skeletons, tests.
+
+    Only library functions adcli has rules for, and functions defined in the files you pass, are
+    named in the module: a profile is data, and the callables it names are not trusted.
+    """
     done = app.export(profile, output, top=top, only=only, force=force, options=_thresholds(options), tier=tier,
-                      script=script)
+                      script=script, modules=modules)
     if done.path is None:
         click.echo("nothing to export: no import or hand-written rule is suggested (see `adcli suggest --all`)")
         return
-    click.echo(f"wrote {done.path}: {done.imports} import(s), {done.handwritten} hand-written rule skeleton(s)")
+    left_out = f"; {done.left_out} left out (see the comments in it)" if done.left_out else ""
+    click.echo(f"wrote {safe(done.path)}: {done.imports} import(s), {done.handwritten} hand-written rule skeleton(s)"
+               f"{left_out}")
 
 
 @cli.command()
@@ -293,13 +304,18 @@ def export(profile, output, top, only, force, tier, script, **options) -> None:
 @click.option("--script", default=None, type=click.Path(dir_okay=False),
               help="The script whose functions rules for \"__main__:name\" serve: its definitions are loaded "
                    "(its `if __name__ == \"__main__\":` block is not run). Never taken from the profile.")
+@click.option("--module", "modules", multiple=True, type=click.Path(dir_okay=False), metavar="FILE",
+              help="A module of yours (repeatable) whose functions rules may target, besides the script's and the "
+                   "rules file's.")
 @click.option("--sizes", default=None, metavar="1,4,16",
               help="With --profile: for each rule, time it against what it replaces (and autograd) on the recorded "
                    "sample scaled to these sizes along its leading axis: the table a rule's pull request carries.")
 @_format_option(app.CheckReport)
-def check(rules_file, profile_path, script, sizes, fmt) -> None:
+def check(rules_file, profile_path, script, modules, sizes, fmt) -> None:
     """Check every rule RULES_FILE declares: gradient, agreement, speed and allocations.
 
+    Only rules for library functions adcli has rules for, and for functions defined in
+    RULES_FILE, --script or a --module file, are checked; any other target is refused (status 2).
     Exit status 1 when a rule is wrong, crashes or is still a TODO; 0 otherwise.
     """
     size_list = None
@@ -312,7 +328,7 @@ def check(rules_file, profile_path, script, sizes, fmt) -> None:
             raise click.BadParameter("give 1 to 8 positive integers, e.g. 1,4,16", param_hint="--sizes")
         if profile_path is None:
             raise click.UsageError("--sizes scales the profile's sample inputs: give --profile PROFILE too")
-    report = app.check(rules_file, profile_path, script, sizes=size_list)
+    report = app.check(rules_file, profile_path, script, sizes=size_list, modules=modules)
     _out(render(report, fmt))
     if report.results:
         click.echo(summary_line(report), err=True)
@@ -328,10 +344,10 @@ def check(rules_file, profile_path, script, sizes, fmt) -> None:
 @_threshold_options
 def report(profiles, output, force, **options) -> None:
     """Write one HTML page: status, signatures, AD-ratio chart, flame graphs and the advice."""
-    check_writable(output, force)  # before any work: nothing half-done
+    check_output(output, profile_files(profiles or (DEFAULT_PROFILE,)), force)  # before any work: nothing half-done
     page = render(make_report(profiles, _thresholds(options)), "html")
-    write_report(output, page, force=True)
-    _note(f"adcli: wrote {output}")
+    write_report(output, page, force=force)
+    _note(f"adcli: wrote {safe(output)}")
 
 
 @cli.command()

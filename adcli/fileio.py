@@ -67,18 +67,43 @@ def stage(path: str, write: Callable, binary: bool = False, like: tuple = ()) ->
     return tmp
 
 
-def publish(moves: list) -> None:
-    """Rename each staged ``(tmp, path)`` over its path, in order, holding the folder's lock."""
+def publish(moves: list, force: bool = True) -> None:
+    """Rename each staged ``(tmp, path)`` over its path, in order, holding the folder's lock.
+    Without ``force``, a path that exists now (a file made there while adcli ran, after
+    ``check_writable`` found none) is not replaced: OutputError, and nothing is published."""
+    claimed: list = []  # empty placeholders made here, until a staged file replaces each
     try:
         with _locked(os.path.dirname(os.path.abspath(moves[0][1]))):
+            if not force:
+                for _, path in moves:
+                    _claim(path)
+                    claimed.append(path)
             for tmp, path in moves:
                 os.replace(tmp, path)
+                if path in claimed:
+                    claimed.remove(path)
+    except OutputError:
+        for path in claimed:
+            _unlink(path)
+        raise
     except OSError as exc:
+        for path in claimed:
+            _unlink(path)
         path = next((p for t, p in moves if os.path.exists(t)), moves[0][1])
         raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
     finally:
         for tmp, _ in moves:
             _unlink(tmp)
+
+
+def _claim(path: str) -> None:
+    """Create ``path`` empty, atomically, failing if anything is there (O_EXCL): the rename
+    that follows replaces only this placeholder, never a file someone else made meanwhile."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        raise OutputError(f"{path} was created while adcli ran; it is left as it is: pass --force to overwrite it") \
+            from None
 
 
 @contextlib.contextmanager
@@ -95,13 +120,32 @@ def _locked(folder: str):
         os.close(fd)  # closing releases the lock
 
 
-def atomic_write(path: str, write: Callable, binary: bool = False) -> None:
-    """Write ``path`` through ``write(file)`` atomically (stage, then publish)."""
-    publish([(stage(path, write, binary), path)])
+def atomic_write(path: str, write: Callable, binary: bool = False, force: bool = True) -> None:
+    """Write ``path`` through ``write(file)`` atomically (stage, then publish; without
+    ``force``, never over a file that exists by then)."""
+    publish([(stage(path, write, binary), path)], force)
 
 
-def write_text(path: str, text: str) -> None:
-    atomic_write(path, lambda f: f.write(text))
+def write_text(path: str, text: str, force: bool = True) -> None:
+    atomic_write(path, lambda f: f.write(text), force=force)
+
+
+def same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file (the same inode when both exist, else the same real path)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(os.path.abspath(a)) == os.path.realpath(os.path.abspath(b))
+
+
+def refuse_inputs(output: str, inputs: list) -> None:
+    """Refuse, before any work and even with ``--force``, to write ``output`` over one of a
+    command's ``inputs`` (a profile, its sample file, a script, a rules file): writing the
+    result would destroy what it was made from."""
+    for path in inputs:
+        if path and output and same_file(output, path):
+            raise OutputError(f"refusing to write {output}: it is an input of this command ({path}); "
+                              "choose another output path")
 
 
 def check_writable(path: str, force: bool = False, what: str = "") -> None:

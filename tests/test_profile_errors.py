@@ -252,10 +252,10 @@ def test_a_run_that_cannot_be_saved_where_asked_is_saved_elsewhere(tmp_path, mon
     real = store.save
     out = str(tmp_path / "p.json")
 
-    def disk_full(profile, path, samples):
+    def disk_full(profile, path, samples, force=True):
         if path == out:
             raise OutputError(f"cannot write {path}: {os.strerror(errno.ENOSPC)}")
-        real(profile, path, samples)
+        real(profile, path, samples, force)
 
     monkeypatch.setattr(api, "save", disk_full)
     with pytest.raises(ProfileSavedElsewhere) as info:

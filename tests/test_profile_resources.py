@@ -3,7 +3,9 @@ what its cap allows and never blocks; the samples a run keeps have a total budge
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import tracemalloc
 import zipfile
 
@@ -16,7 +18,7 @@ from adcli.profiler import store
 from adcli.profiler.api import profile_program
 from adcli.profiler.model import ProfileError
 from adcli.units import parse_bytes
-from tests.support.profiles import document, run_adcli, saved, script, stats, write
+from tests.support.profiles import ROOT, document, run_adcli, saved, script, stats, write
 
 
 def bomb(path: str, elements: int, compression=zipfile.ZIP_DEFLATED) -> None:
@@ -146,3 +148,168 @@ def test_a_fifo_profile_does_not_hang(tmp_path):
     os.mkfifo(tmp_path / "p.json")
     with pytest.raises(ProfileError, match="regular file"):
         store.load(str(tmp_path / "p.json"))
+
+
+# --- deep, wide and oversized profiles ---------------------------------------------------------
+
+
+def chain_document(depth: int, distinct: bool) -> dict:
+    """An honest deep profile: a recursion ``depth`` deep of one function (``distinct``: a chain
+    of ``depth`` different functions), each call nested in the one before."""
+    count = depth if distinct else 1
+    sigs = [stats(i + 1, f"__main__.f{i}(f64[1d])", calls=depth if not distinct else 1, time=1.0 - i * 1e-5,
+                  derived=0.01, primal=0.002) for i in range(count)]
+    doc = document(sigs, total=1.0)
+    doc["tree"] = [{"parent": None, "sig": 0, "calls": 0}] + [
+        {"parent": i, "sig": i + 1 if distinct else 1, "calls": 1, "forward_s": (1.0 - i * 1e-5) / 2,
+         "reverse_s": (1.0 - i * 1e-5) / 2, "self_forward_s": 1e-6, "self_reverse_s": 1e-6} for i in range(depth)]
+    return doc
+
+
+@pytest.mark.parametrize("depth,distinct", [(1500, False), (5000, True)])
+def test_an_honest_deep_profile_loads_suggests_reports_and_exports(tmp_path, depth, distinct):
+    path = write(tmp_path / "p.json", chain_document(depth, distinct))
+    assert len(store.load(path).signatures) == (depth if distinct else 1)
+    runner = CliRunner()
+    for args in (["show", path], ["show", path, "--format", "markdown"], ["suggest", path, "--format", "json"],
+                 ["report", path, "-o", str(tmp_path / "r.html")], ["export", path, "-o", str(tmp_path / "rules.py")],
+                 ["show", path, "--speedscope", str(tmp_path / "s.json")]):
+        res = runner.invoke(cli, args)
+        assert res.exit_code == 0, (args, res.output[-2000:])
+    rules = (tmp_path / "rules.py").read_text()
+    assert re.search(r"@adcli\.rules\.rule\('__main__:f\d+', 'f64\[1d\]'\)", rules), rules[:2000]
+
+
+def test_a_signature_nested_500_deep_is_one_line_and_status_2(tmp_path):
+    deep = "numpy.kron(" + "tuple(" * 500 + "f64" + ")" * 500 + ")"
+    path = write(tmp_path / "p.json", document([stats(1, deep)]))
+    for command in (["show", path], ["suggest", path], ["export", path, "-o", str(tmp_path / "r.py")],
+                    ["report", path, "-o", str(tmp_path / "r.html")], ["compare", path, path]):
+        res = CliRunner().invoke(cli, command)
+        assert res.exit_code == 2 and "more than 100 levels deep" in res.output, (command, res.output[-500:])
+        assert len(res.output.strip().splitlines()) == 1
+    res = run_adcli("show", path, cwd=tmp_path)
+    assert res.returncode == 2 and "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_a_sample_nested_deeper_than_the_limit_is_refused(tmp_path):
+    enc = {"value": 1.0}
+    for _ in range(150):
+        enc = {"list": [enc]}
+    path = write(tmp_path / "p.json", document([stats(1, "numpy.sum(f64[1d])", sample={"args": [enc], "kwargs": {}})]))
+    res = CliRunner().invoke(cli, ["show", path, "--format", "json"])
+    assert res.exit_code == 2 and "is not an encoded value" in res.output
+
+
+@pytest.mark.parametrize("where", ["time", "sample", "count"])
+def test_a_400_digit_integer_is_a_one_line_error(tmp_path, where):
+    doc = document([stats(1, "numpy.sum(f64[1d])", sample={"args": [{"value": 7}], "kwargs": {}})])
+    text = json.dumps(doc).replace('"value": 7', '"value": ' + "9" * 400) if where == "sample" else None
+    if where == "time":
+        text = json.dumps(doc).replace('"forward_s": 0.05,', '"forward_s": ' + "9" * 400 + ",", 1)
+    if where == "count":
+        text = json.dumps(doc).replace('"gradients": 1', '"gradients": ' + "9" * 400)
+    (tmp_path / "p.json").write_text(text)
+    for command in (["show", "p.json"], ["suggest", "p.json"], ["export", "p.json", "-o", "r.py"]):
+        res = run_adcli(*command, cwd=tmp_path)
+        assert res.returncode == 2 and "400 digits" in res.stderr and "Traceback" not in res.stderr, res.stderr
+    from adcli.profiler.model import Profile
+
+    doc["totals"]["forward_s"] = 10**400  # Python data straight to the model: still a one-line error
+    with pytest.raises(ProfileError, match="totals.forward_s"):
+        Profile.from_json(doc)
+
+
+@pytest.mark.parametrize("shape", [(-1,), (-1, -250_000_000)])
+def test_a_negative_shape_in_a_sidecar_header_is_refused_before_any_allocation(tmp_path, shape):
+    # (-1,) declares -8 bytes: read(-8) would expand the whole member (100 MB from 100 kB);
+    # (-1, -250000000) multiplies out to 2 GB
+    path = saved(tmp_path)
+    header = np.lib.format.header_data_from_array_1_0(np.ones(1))
+    header["shape"] = shape
+    with zipfile.ZipFile(store.sidecar(path), "a", compression=zipfile.ZIP_DEFLATED) as z:
+        with z.open("s1_a1.npy", "w") as f:
+            np.lib.format.write_array_header_1_0(f, header)
+            for _ in range(100):
+                f.write(b"\0" * 1_000_000)
+    assert os.path.getsize(store.sidecar(path)) < 1_000_000
+    tracemalloc.start()
+    try:
+        with pytest.raises(ProfileError, match="shape"):
+            store.Samples(path, store.load(path)).get("s1_a1")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20_000_000
+
+
+def test_a_profile_over_the_size_limit_is_refused_before_parsing(tmp_path, monkeypatch):
+    doc = document([stats(1, "numpy.sum(f64[1d])")], notes=["x" * 100])
+    path = write(tmp_path / "p.json", doc)
+    monkeypatch.setattr(store, "MAX_PROFILE_BYTES", os.path.getsize(path) - 1)
+    parsed = []
+    monkeypatch.setattr(store.json, "loads", lambda *a, **k: parsed.append(1))
+    with pytest.raises(ProfileError, match="MiB, the most adcli reads"):
+        store.load(path)
+    monkeypatch.setattr(store, "MAX_PROFILE_BYTES", 10**9)
+    monkeypatch.setattr(store, "MAX_JSON_VALUES", 10)
+    with pytest.raises(ProfileError, match="JSON values"):
+        store.load(path)
+    assert not parsed
+
+
+def test_the_documented_json_limit_is_the_one_enforced(tmp_path):
+    # a real 40 MB file of empty lists (1 GB once parsed without the limit): refused at once
+    (tmp_path / "p.json").write_text("[" + "[]," * (40 * 2**20 // 3) + "[]]")
+    res = run_adcli("show", "p.json", cwd=tmp_path)
+    assert res.returncode == 2 and "32 MiB" in res.stderr
+    assert "32 MiB" in open(os.path.join(ROOT, "docs", "profile-format.md"), encoding="utf-8").read()
+
+
+# --- suggest scales with the number of signatures (counted, never timed) -----------------------
+
+
+class CountingChildren(dict):
+    """A merged tree's children mapping that counts every child handed out by iteration."""
+
+    visits = [0]
+
+    def items(self):
+        self.visits[0] += len(self)
+        return super().items()
+
+    def values(self):
+        self.visits[0] += len(self)
+        return super().values()
+
+    def __iter__(self):
+        self.visits[0] += len(self)
+        return super().__iter__()
+
+
+def _tree_visits(n: int, monkeypatch) -> int:
+    from adcli.advisor import choose, suggest
+    from adcli.profiler.model import Profile
+
+    sigs = [stats(i + 1, f"m.f{i}(f64[1d])", calls=1, time=0.001, derived=0.01) for i in range(n)]
+    profile = Profile.from_json(document(sigs, total=n * 0.001))
+    real = choose.merged_tree
+
+    def counted(profiles):
+        tree, stack = real(profiles), []
+        stack.append(tree)
+        while stack:
+            node = stack.pop()
+            node["children"] = CountingChildren(node["children"])
+            stack.extend(node["children"].values())
+        return tree
+
+    monkeypatch.setattr(choose, "merged_tree", counted)
+    CountingChildren.visits[0] = 0
+    suggest([profile])
+    return CountingChildren.visits[0]
+
+
+def test_suggest_walks_the_tree_a_fixed_number_of_times(monkeypatch):
+    small, large = _tree_visits(1000, monkeypatch), _tree_visits(8000, monkeypatch)
+    assert large <= 10 * small, (small, large)  # linear: 8x the signatures, 8x the visits (quadratic: 64x)

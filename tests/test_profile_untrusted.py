@@ -103,7 +103,7 @@ def test_check_never_runs_the_script_a_profile_names(tmp_path, monkeypatch):
     assert not marker.exists()
 
 
-# --- 3. export imports nothing to name a target ----------------------------------------------
+# --- 3. export imports nothing to name a target, and names only what the user passes ----------
 
 
 def test_export_imports_nothing_a_profile_names(tmp_path):
@@ -111,14 +111,119 @@ def test_export_imports_nothing_a_profile_names(tmp_path):
     pkg = tmp_path / "evilpkg"
     pkg.mkdir()
     (pkg / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
-    (pkg / "sub.py").write_text("")
+    (pkg / "sub.py").write_text("def f(x):\n    return x\n")
     path = write(tmp_path / "p.json", document([stats(1, "evilpkg.sub.f(f64[1d])", calls=1, time=1.0, derived=1.0,
                                                        primal=0.01)]))
-    res = subprocess.run([sys.executable, "-m", "adcli", "export", path, "-o", "rules.py"], cwd=tmp_path,
-                         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ROOT})
-    assert res.returncode == 0, res.stderr
+    for extra, written in (([], False), (["--module", "evilpkg/sub.py", "--force"], True)):
+        res = subprocess.run([sys.executable, "-m", "adcli", "export", path, "-o", "rules.py", *extra], cwd=tmp_path,
+                             capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ROOT})
+        assert res.returncode == 0, res.stderr
+        assert not marker.exists()
+        text = (tmp_path / "rules.py").read_text()
+        assert ("@adcli.rules.rule('evilpkg.sub:f', 'f64[1d]')" in text) is written, text
+        assert ("not exported" in text) is not written
+
+
+# --- 3b. a profile that names a command: export writes no rule for it, check never calls it ---
+
+
+def _popen_profile(tmp_path, marker, function="subprocess.Popen", kind="user"):
+    """A profile whose signature is subprocess.Popen with sample arguments that run ``touch
+    MARKER`` in a shell (a float in pass_fds gives check_rule an argument to differentiate)."""
+    def v(x):
+        return {"value": x}
+    args = [v(f"touch {marker}"), v(-1), *[v(None)] * 5, v(True), v(True), *[v(None)] * 4, v(0), v(True), v(False),
+            {"tuple": [v(0.0)]}]
+    sig = (f"{function}(str, int, None, None, None, None, None, bool, bool, None, None, None, None, int, bool, bool, "
+           "tuple(float))")
+    return write(tmp_path / "evil.json", document([stats(1, sig, kind=kind, calls=1, time=1.0, derived=1.0, primal=0.01,
+                                                           sample={"args": args, "kwargs": {}})]))
+
+
+EVIL_RULES = """import subprocess
+
+import adcli.rules
+
+
+@adcli.rules.rule({target}, {types})
+def popen_rule(*args):
+    return {target_call}(*args), lambda g: (None,) * len(args)
+"""
+
+
+@pytest.mark.parametrize("function,kind", [("subprocess.Popen", "user"), ("numpy.f2py.subprocess.Popen", "numpy")])
+def test_export_writes_no_rule_for_a_command_a_profile_names(tmp_path, function, kind):
+    marker = tmp_path / "PWNED"
+    path = _popen_profile(tmp_path, marker, function, kind)
+    out = tmp_path / "rules.py"
+    res = invoke("export", path, "-o", str(out))
+    assert res.exit_code == 0, res.output
+    assert "0 hand-written rule skeleton(s); 1 left out" in res.output
+    source = out.read_text()
+    tree = ast.parse(source)
+    assert not [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)], source  # no rule, no test
+    assert all("Popen" not in line or line.startswith("#") for line in source.splitlines())
+    res = invoke("check", str(out), "--profile", path)
     assert not marker.exists()
-    assert "@adcli.rules.rule('evilpkg.sub:f', 'f64[1d]')" in (tmp_path / "rules.py").read_text()
+
+
+def test_check_never_calls_a_command_a_profile_samples(tmp_path):
+    # a rules file naming subprocess.Popen (written by hand, or by an older adcli) and a profile
+    # with samples that run a command: check refuses the rule before calling anything
+    marker = tmp_path / "PWNED"
+    path = _popen_profile(tmp_path, marker)
+    types = "'str', 'int', " + "'None', " * 5 + "'bool', 'bool', " + "'None', " * 4 + "'int', 'bool', 'bool', 'tuple(float)'"
+    for target in ("'subprocess:Popen'", "subprocess.Popen"):
+        rules = tmp_path / "rules.py"
+        rules.write_text(EVIL_RULES.format(target=target, types=types, target_call="subprocess.Popen"))
+        try:
+            res = invoke("check", str(rules), "--profile", path)
+            assert res.exit_code == 2 and "refusing to check" in res.output and "Traceback" not in res.output
+            assert len(res.output.strip().splitlines()) == 1
+            proc = subprocess.run([sys.executable, "-m", "adcli", "check", str(rules), "--profile", path],
+                                  cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ROOT},
+                                  timeout=120)
+            assert proc.returncode == 2 and "refusing to check" in proc.stderr, proc.stderr
+        finally:
+            from adcli.rules import unregister
+
+            unregister("subprocess:Popen")
+        assert not marker.exists()
+
+
+@pytest.mark.parametrize("signature,sample", [("numpy.f2py.subprocess.time.sleep(float)", {"value": 1e9}),
+                                              ("numpy.ctypeslib.ctypes.cdll.libadcli_nothing(float)", {"value": 1.0})])
+def test_export_never_walks_a_name_from_the_profile(tmp_path, signature, sample):
+    """A sleep of 31 years, a shared library loaded by attribute access: export names neither,
+    so neither check nor pytest on the module can reach them."""
+    path = write(tmp_path / "p.json", document([stats(1, signature, calls=1, time=1.0, derived=1.0, primal=0.01,
+                                                       sample={"args": [sample], "kwargs": {}})]))
+    out = tmp_path / "rules.py"
+    proc = subprocess.run([sys.executable, "-m", "adcli", "export", str(path), "-o", str(out)], cwd=tmp_path,
+                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ROOT}, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    source = out.read_text()
+    assert all("sleep" not in line and "cdll" not in line or line.startswith("#") for line in source.splitlines())
+    assert "check_rule(" not in source
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(out)], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 5, done.stdout  # no tests collected: nothing to call
+
+
+def test_export_names_script_functions_only_when_the_script_defines_them(tmp_path):
+    script = tmp_path / "prog.py"
+    script.write_text("import numpy as np\n\n\nclass Model:\n    def loss(self, x):\n        return x\n\n\n"
+                      "def f(x):\n    return np.sum(x)\n")
+    sigs = [stats(i, f"__main__:{q}(f64[1d])" if "." in q else f"__main__.{q}(f64[1d])", calls=1, time=1.0, derived=1.0,
+                  primal=0.01) for i, q in enumerate(["f", "Model.loss", "np.f2py.subprocess.Popen", "g"], 1)]
+    path = write(tmp_path / "p.json", document(sigs, total=4.0))
+    out = tmp_path / "rules.py"
+    res = invoke("export", path, "-o", str(out), "--script", str(script), "--handwrite-burden", "0", "--import-burden", "0")
+    assert res.exit_code == 0, res.output
+    text = out.read_text()
+    assert "rule('__main__:f'" in text and "rule('__main__:Model.loss'" in text
+    assert "rule('__main__:np.f2py" not in text and "rule('__main__:g'" not in text
+    assert "does not define np.f2py.subprocess.Popen" in text
 
 
 # --- 4. the profile's path in the generated module ---------------------------------------------

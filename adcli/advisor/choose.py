@@ -27,7 +27,7 @@ from ..engine.signature import Signature
 from ..profiler.model import Profile
 from ..units import duration, human_bytes
 from .config import Thresholds
-from .costs import Cost, aggregate, calibrate, merged_tree, plain_times
+from .costs import Cost, aggregate, calibrate, merged_tree, plain_times, walk
 
 ACTIONS = ("hand-write", "import", "keep-derived")
 HAND_WRITE, IMPORT, KEEP_DERIVED = ACTIONS
@@ -268,29 +268,31 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None, sort: str = "
             library[s] = (opt, gain, gain - opt.burden)
     per_call = {s: library[s][0].per_call(c) for s, c in derived.items() if library.get(s)}
 
-    # Tier 2: user functions, on what the library tier leaves. Bottom-up: value(node) is the best
-    # net saving in its subtree; a node's own rule wins unless the rules inside it save at least
-    # nest_share of its own (smaller rules are the lighter burden), or more.
+    # Tier 2: user functions, on what the library tier leaves. Bottom-up: a node's _value is the
+    # best net saving of user-tier rules in its subtree and the library saving inside it; a node's
+    # own rule wins unless the rules inside it save at least nest_share of its own (smaller rules
+    # are the lighter burden), or more.
 
-    def value(name: str, node: dict) -> tuple[float, float]:
-        """(best net saving of user-tier rules in the subtree, library saving inside it)."""
-        below, inside = 0.0, 0.0
-        for k, v in node["children"].items():
-            b, i = value(k, v)
-            below, inside = below + b, inside + i
+    # One walk of the merged tree, children before their callers (iterative: a 1500-deep
+    # recursion in the program is a 1500-deep tree), and every node of a signature found by
+    # name from then on: the advice is linear in the tree's size, whatever its depth.
+    post = walk(tree)[::-1]
+    nodes: dict = {}  # signature -> its nodes in the merged tree
+    for name, node in post:
+        nodes.setdefault(name, []).append(node)
+        below = inside = 0.0
+        for child in node["children"].values():
+            below, inside = below + child["_value"][0], inside + child["_value"][1]
         node["_pick"], node["_inside"] = None, inside
         if name in per_call:
             inside += node["calls"] * per_call[name]
+        node["_value"] = (below, inside)
         c = derived.get(name)
         if c is not None and c.kind != "numpy":
             own = _best(c, options[name][0], node["calls"], node["_inside"], total)
             if own is not None and own[2] >= below and below < th.nest_share * own[2]:
                 node["_pick"] = own
-                return own[2], inside
-        return below, inside
-
-    for name, node in tree["children"].items():
-        value(name, node)
+                node["_value"] = (own[2], inside)
 
     # Top-down: take a node's own rule where it won, else look inside it.
     chosen: dict = {}  # signature -> (option, calls, gain), summed over the tree nodes chosen
@@ -336,7 +338,7 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None, sort: str = "
             opt, gain = pick[0], pick[1]
             credit = ""
             if tier == USER and name in chosen:
-                inside = sum(n["_inside"] for n in _nodes(tree, name))
+                inside = sum(n["_inside"] for n in nodes.get(name, ()))
                 if inside > 0:
                     credit = f", after the {duration(inside)} the library rules inside it save"
             if name in programs:  # judged program by program (_library_per_program)
@@ -362,7 +364,7 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None, sort: str = "
                                       "rules suggested for the functions it calls save at least "
                                       f"{th.nest_share:.0%} of that: smaller rules are the lighter burden")
         elif opts:
-            credited = sum(n["_inside"] for n in _nodes(tree, name)) if tier == USER else 0.0
+            credited = sum(n["_inside"] for n in nodes.get(name, ())) if tier == USER else 0.0
             bestopt = max(opts, key=lambda o: o.per_call(c))
             saving = c.calls * bestopt.per_call(c) - credited
             if saving <= 0:
@@ -399,18 +401,6 @@ def _library_per_program(profiles: list[Profile], th: Thresholds) -> dict:
         for x in suggest([p], th)[0]:
             if x.tier == LIBRARY and x.action != KEEP_DERIVED:
                 out.setdefault(x.signature, []).append((x.share, x.action, " ".join(p.command)[:60] or "?"))
-    return out
-
-
-def _nodes(tree: dict, name: str) -> list:
-    """Every node of the merged tree for signature ``name``."""
-    out, stack = [], [tree]
-    while stack:
-        node = stack.pop()
-        for k, v in node["children"].items():
-            if k == name:
-                out.append(v)
-            stack.append(v)
     return out
 
 

@@ -246,6 +246,19 @@ def merged_tree(profiles: list[Profile]) -> dict:
     return root
 
 
+def walk(tree: dict) -> list:
+    """Every ``(signature, node)`` of a merged tree, in pre-order (a caller before its callees),
+    without recursion. The advisor's one walk of the whole tree: the test of its scaling counts
+    the calls of this function."""
+    out: list = []
+    stack = list(tree["children"].items())[::-1]
+    while stack:
+        name, node = stack.pop()
+        out.append((name, node))
+        stack.extend(list(node["children"].items())[::-1])
+    return out
+
+
 def plain_times(costs: dict, tree: dict) -> tuple[float | None, dict]:
     """The gradient time per run without the profiler: the replayed derived time of the
     functions handed to ``grad`` (the merged tree's roots) times their calls, None unless every

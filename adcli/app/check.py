@@ -17,6 +17,7 @@ from ..rules.declare import Rule
 from ..rules.dispatch import dispatch, original
 from ..testing import GradientMismatch, check_rule
 from .evidence import evidence
+from .targets import check_target
 
 STATUSES = ("ok", "wrong", "todo", "error")
 
@@ -95,12 +96,14 @@ def _callable_for(rule: Rule):
 
 
 def check(path: str, profile: str | None = None, script: str | None = None, timing: bool = True,
-          sizes: list | None = None) -> CheckReport:
+          sizes: list | None = None, modules: tuple = ()) -> CheckReport:
     """Check each rule ``path`` declares: on the profile's sample inputs for the rule's signature
     when ``profile`` is given and has them, else by running the module's own ``test_*``
     functions. ``script``: the program whose functions rules for ``"__main__:name"`` serve (its
-    definitions are loaded; a profile's ``command`` is never run). One result per rule: ok /
-    wrong / todo / error, and the report."""
+    definitions are loaded; a profile's ``command`` is never run). ``modules``: the user's other
+    files whose functions rules may target. A rule whose callable is neither in adcli's catalog
+    nor defined in the rules file, ``script`` or ``modules`` is refused before anything is
+    checked (app/targets.py). One result per rule: ok / wrong / todo / error, and the report."""
     if script is not None:
         load_script_definitions(script)
     data = load(profile) if profile is not None else None
@@ -115,6 +118,9 @@ def check(path: str, profile: str | None = None, script: str | None = None, timi
                 hint = (" (a function of the profiled script: pass --script SCRIPT to load its functions)"
                         if rule.target[0] == "__main__" and script is None else "")
                 raise RulesFileError(f"{path}: the target {name} of a rule cannot be found{hint}") from None
+    for rule in declared:
+        check_target(rule, original(rule.signature.target) if isinstance(rule.target, tuple) else rule.target,
+                     [path, script, *modules])
     tests = {name: getattr(module, name) for name in dir(module) if name.startswith("test_")}
     by_sig = {s.signature: s for s in data.signatures} if data is not None else {}
     try:

@@ -6,12 +6,14 @@ import os
 from dataclasses import dataclass
 
 from ..advisor import HAND_WRITE, IMPORT
-from ..fileio import OutputError, check_writable, write_text
+from ..advisor.choose import LIBRARY
+from ..fileio import OutputError, check_writable, refuse_inputs, write_text
 from ..profiler.samples import decode
-from ..profiler.store import Samples, load
+from ..profiler.store import Samples, load, sidecar
 from ..version import __version__
 from .advice import advise
 from .stubs import rules_module
+from .targets import export_target
 
 KINDS = (IMPORT, HAND_WRITE)
 
@@ -23,16 +25,24 @@ class Export:
     path: str | None
     imports: int
     handwritten: int
+    left_out: int = 0  # suggested, but naming a callable the module may not name (app/targets.py)
 
 
 def export(profile: str, output: str, *, top: int | None = None, only: str | None = None, force: bool = False,
-           options: dict | None = None, tier: str | None = None, script: str | None = None) -> Export:
+           options: dict | None = None, tier: str | None = None, script: str | None = None,
+           modules: tuple = ()) -> Export:
     """Write the rules ``adcli suggest`` (with the same ``options``) advises for ``profile``.
     ``script``: the profiled script, as the user names it: the tests of rules on its functions
-    load it (nothing the profile says is written as a path to run)."""
+    load it (nothing the profile says is written as a path to run). ``modules``: the user's
+    other files; a rule for a user function is written only for one they (or ``script``, for
+    ``__main__``) define, and one for a library function only for the engine's catalog's
+    callables (app/targets.py)."""
+    refuse_inputs(output, [profile, sidecar(profile), script, *modules])
     check_writable(output, force)
-    if script is not None and not os.path.isfile(script):
-        raise OutputError(f"no script at {script} (--script names the profiled script)")
+    for path, what in [(script, "--script names the profiled script")] + [(m, "--module names a module of yours")
+                                                                             for m in modules]:
+        if path is not None and not os.path.isfile(path):
+            raise OutputError(f"no file at {path} ({what})")
     advice = advise([profile], options, tier=tier)
     chosen = [s for s in advice.actionable if only is None or s.action == only]
     chosen = chosen[:top] if top is not None else chosen
@@ -43,7 +53,11 @@ def export(profile: str, output: str, *, top: int | None = None, only: str | Non
     with Samples(profile, data) as arrays:  # only the chosen signatures' arrays are read
         samples = {s.signature: [decode(a, arrays) for a in s.sample.args] or None
                    for s in data.signatures if s.sample is not None and s.signature in wanted}
+    targets = {s.signature: export_target(s.signature, s.tier == LIBRARY, script, tuple(modules)) for s in chosen}
     rel = os.path.relpath(os.path.abspath(script), os.path.dirname(os.path.abspath(output))) if script else None
-    write_text(output, rules_module(chosen, samples, source=profile, version=__version__, script=rel))
-    return Export(output, sum(s.action == IMPORT for s in chosen), sum(s.action == HAND_WRITE for s in chosen))
+    text = rules_module(chosen, samples, targets, source=profile, version=__version__, script=rel)
+    write_text(output, text, force=force)
+    named = [s for s in chosen if targets[s.signature][0] is not None]
+    return Export(output, sum(s.action == IMPORT for s in named), sum(s.action == HAND_WRITE for s in named),
+                  len(chosen) - len(named))
 

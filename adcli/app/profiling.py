@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 
-from ..fileio import OutputError, check_writable, write_text
+from ..fileio import OutputError, check_writable, refuse_inputs, same_file, write_text
 from ..profiler.api import DEFAULT_REPLAYS_TOTAL, DEFAULT_SAMPLE_BUDGET, profile_program
 from ..profiler.model import Profile
 from ..profiler.runner import RunResult
-from ..profiler.store import load
+from ..profiler.store import load, sidecar
 
 SORTS = ("time", "allocations")
 
@@ -49,13 +48,25 @@ def show(path: str, top: int = 10, sort: str = "time") -> ProfileView:
     return ProfileView(load(path), top, sort)
 
 
-def check_speedscope_target(out: str, profile: str, force: bool) -> None:
-    """Refuse before anything is printed: never over the profile itself, never over a file
-    without ``force``."""
-    if os.path.exists(out) and os.path.exists(profile) and os.path.samefile(out, profile):
-        raise OutputError(f"refusing to write the speedscope file over the profile itself ({out})")
+def profile_files(paths) -> list:
+    """The files a command reading the profiles at ``paths`` takes as input: each profile and
+    its sample file (an output path must be none of them, --force or not)."""
+    return [f for p in paths for f in (p, sidecar(p))]
+
+
+def check_output(out: str, inputs: list, force: bool) -> None:
+    """Refuse before any work or output: never over an input, never over a file without ``force``."""
+    refuse_inputs(out, inputs)
     check_writable(out, force)
 
 
-def write_speedscope(out: str, document: dict) -> None:
-    write_text(out, json.dumps(document))
+def check_speedscope_target(out: str, profile: str, force: bool) -> None:
+    """Refuse before anything is printed: never over the profile or its samples, never over a
+    file without ``force``."""
+    if same_file(out, profile):
+        raise OutputError(f"refusing to write the speedscope file over the profile itself ({out})")
+    check_output(out, profile_files([profile]), force)
+
+
+def write_speedscope(out: str, document: dict, force: bool = False) -> None:
+    write_text(out, json.dumps(document), force=force)

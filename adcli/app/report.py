@@ -31,5 +31,7 @@ def report(paths=(), options: dict | None = None) -> Report:
 
 
 def write_report(output: str, html: str, force: bool = False) -> None:
+    """Write the page atomically; without ``force``, never over a file (one made while the
+    report was rendered included)."""
     check_writable(output, force)
-    write_text(output, html)
+    write_text(output, html, force=force)

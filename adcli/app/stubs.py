@@ -7,14 +7,15 @@ Everything taken from a profile is data: names become identifiers only through `
 from __future__ import annotations
 
 import keyword
+import math
 import re
 import textwrap
 
 import numpy as np
 
 from ..advisor import HAND_WRITE, IMPORT
+from ..advisor.choose import LIBRARY
 from ..engine.descriptors import array_type, describe
-from ..engine.signature import Signature
 from ..units import safe
 
 _HEADER = '''"""Rules exported by adcli {version} from the profile named in PROFILE below.
@@ -48,20 +49,6 @@ def _ident(text: str, taken: set) -> str:
         name, n = f"{base}_{n}", n + 1
     taken.add(name)
     return name
-
-
-def _numpy_expr(sig: Signature) -> str | None:
-    """``np.linalg.cholesky`` for ``numpy.linalg.cholesky`` if every part is a plain identifier
-    that resolves in NumPy, else None."""
-    parts = sig.function.split(".")
-    if not sig.is_numpy or not all(p.isidentifier() and not keyword.iskeyword(p) for p in parts[1:]):
-        return None
-    obj = np
-    for p in parts[1:]:
-        obj = getattr(obj, p, None)
-        if obj is None:
-            return None
-    return "np." + ".".join(parts[1:])
 
 
 _INT_DTYPES = {"i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8", "u16": "uint16",
@@ -99,8 +86,8 @@ def _example(desc: str, sample) -> str | None:
             expr = f"rng.standard_normal({big!r}).astype({dtype})[{', '.join(['::2'] * len(shape))}]"
         return expr
     if desc in ("float", "f64"):
-        value = float(sample) if isinstance(sample, (int, float, np.floating)) else 0.5
-        return repr(value) if desc == "float" else f"np.float64({value!r})"
+        value = _float(float(sample) if isinstance(sample, (int, float, np.floating)) else 0.5)
+        return value if desc == "float" else f"np.float64({value})"
     if desc == "int":
         return repr(int(sample)) if isinstance(sample, (int, np.integer)) else "1"
     if desc in ("bool", "None"):
@@ -108,8 +95,16 @@ def _example(desc: str, sample) -> str | None:
     return None
 
 
-def rules_module(suggestions, samples: dict, source: str, version: str, script: str | None = None) -> str:
+def _float(value: float) -> str:
+    """A float as a Python expression: ``repr`` where that is a literal, ``float('nan')`` and
+    ``float('inf')`` where it is not (a bare ``nan`` is a name error)."""
+    return repr(value) if math.isfinite(value) else f"float({repr(value)!r})"
+
+
+def rules_module(suggestions, samples: dict, targets: dict, source: str, version: str, script: str | None = None) -> str:
     """The module text. ``samples``: Signature -> list of sample argument values (or None).
+    ``targets``: Signature -> (the expression naming its callable, or None; why not), from
+    app/targets.py: nothing else from the profile becomes code.
     ``script``: the profiled script, relative to the module's folder, as the user named it
     (``adcli export --script``): the tests of rules on its functions load it."""
     out = []
@@ -120,11 +115,11 @@ def rules_module(suggestions, samples: dict, source: str, version: str, script: 
         sig = s.signature
         positional, keywords = list(sig.args), list(sig.kwargs)
         types = ", ".join(repr(d) for d in sig.key)
-        numpy_expr = _numpy_expr(sig)
-        is_user = not sig.is_numpy
-        target = repr(sig.target) if is_user else numpy_expr
+        target, why = targets[sig]
+        is_user = s.tier != LIBRARY
+        numpy_expr = None if is_user else target
         if target is None:
-            out.append(f"\n# {s.rank}. {s.action} {safe(sig)}: not exported (the callable cannot be named here)\n")
+            out.append(f"\n# {s.rank}. {s.action} {safe(sig)}: not exported ({safe(why)})\n")
             continue
         ident = _ident(sig.qualname.rsplit(".", 1)[-1], taken)
         # comments carry profile text only escaped (safe: no character can end the comment line)

@@ -16,7 +16,7 @@ from threadpoolctl import threadpool_limits
 
 from .. import measure
 from ..errors import AdcliError
-from ..fileio import OutputError, check_writable
+from ..fileio import OutputError, check_writable, refuse_inputs
 from ..version import __version__
 from . import replay
 from .build import build
@@ -76,6 +76,12 @@ def profile_program(target: str, argv: list, *, module: bool = False, output: st
     elif not os.path.isfile(target):
         raise ScriptError(f"no such script: {target}")
     output = os.path.abspath(output) if output else output
+    if output and sidecar(output) == output:
+        raise OutputError(f"cannot write the profile to {output}: that is the name of its own sample file (.npz); "
+                          "name the profile .json")
+    inputs = [None if module else target, *rules]
+    refuse_inputs(output, inputs)
+    refuse_inputs(sidecar(output), inputs)
     check_writable(output, force, what=", or -o to write elsewhere")
     check_writable(sidecar(output), force, what=f" (the sample file of {output}), or -o to write elsewhere")
     load_rules(rules)
@@ -102,7 +108,7 @@ def profile_program(target: str, argv: list, *, module: bool = False, output: st
         run = RunResult(exit_status=status if isinstance(status, int) else 1, hard_exit=True)
         try:
             profile, samples = finished(run)
-            where, problem = save_or_fallback(profile, output, samples)
+            where, problem = save_or_fallback(profile, output, samples, force)
             sys.stderr.write(f"adcli: the program called os._exit({status!r}): profile written to {where} "
                              f"(partial, no replays){'; ' + problem if problem else ''}\n")
         except NoGradientError as exc:
@@ -124,7 +130,7 @@ def profile_program(target: str, argv: list, *, module: bool = False, output: st
             profile.exit_status = run.exit_status = 130
             run.interrupted = True
         profile.replay_s = time.perf_counter() - t0
-    where, problem = save_or_fallback(profile, output, samples)
+    where, problem = save_or_fallback(profile, output, samples, force)
     if problem:
         raise ProfileSavedElsewhere(f"{problem}; the profile was saved to {where} instead", where)
     return profile, run
@@ -148,12 +154,12 @@ class ProfileSavedElsewhere(AdcliError):
         self.where = where
 
 
-def save_or_fallback(profile: Profile, output: str, samples: dict) -> tuple[str, str | None]:
+def save_or_fallback(profile: Profile, output: str, samples: dict, force: bool = True) -> tuple[str, str | None]:
     """Save the profile to ``output``, or, if that fails (a full disk, a folder gone), to a new
     temporary file: a finished run is never lost. Returns where it went, and why not to
     ``output`` (None if it did)."""
     try:
-        save(profile, output, samples)
+        save(profile, output, samples, force)
         return output, None
     except (OutputError, OSError) as exc:
         problem = str(exc) if isinstance(exc, OutputError) else f"cannot write {output}: {exc.strerror or exc}"

@@ -7,6 +7,10 @@ import math
 
 MAX_COUNT = 2**53  # counts and bytes: exact in a float
 MAX_SECONDS = 1e9  # times: 31 years
+MAX_INT = 2**64  # any integer in a profile, in magnitude (a uint64 sample scalar is the largest honest one)
+MAX_NESTING = 100  # levels of containers in a signature's types or a sample's encoding
+MAX_PROFILE_BYTES = 32 * 2**20  # the JSON document
+MAX_JSON_VALUES = 4_000_000  # values and containers in it (each costs 50-70 bytes once parsed)
 KIND_NAMES = {int: f"a count (an integer from 0 to {MAX_COUNT})", float: f"a time (seconds from 0 to {MAX_SECONDS:g})",
               str: "a string", bool: "true or false", dict: "an object", list: "a list"}
 
@@ -20,7 +24,21 @@ def is_count(x) -> bool:
 
 
 def is_seconds(x) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x) and 0 <= x <= MAX_SECONDS
+    if is_int(x):  # compared as an integer: a 400-digit one does not fit a float
+        return 0 <= x <= MAX_SECONDS
+    return isinstance(x, float) and math.isfinite(x) and 0 <= x <= MAX_SECONDS
+
+
+def nesting(text: str) -> int:
+    """The deepest level of brackets in ``text`` (counted, not parsed: no recursion)."""
+    depth = deepest = 0
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in ")]}":
+            depth -= 1
+    return deepest
 
 
 def is_pair(x) -> bool:

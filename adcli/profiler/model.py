@@ -19,7 +19,7 @@ from typing import Any
 from ..engine.signature import Signature
 from ..errors import AdcliError
 from ..units import safe
-from .fields import CHECKS, KIND_NAMES, MAX_COUNT, is_count, is_int, is_pair
+from .fields import CHECKS, KIND_NAMES, MAX_COUNT, MAX_NESTING, is_count, is_int, is_pair, nesting
 from .measures import Allocs, Totals
 from .replay_model import DECOMPOSITION, ImportOutcome, ImportTrial, Replay
 from .samples import malformed
@@ -275,9 +275,11 @@ class _Reader:
         if not isinstance(s, dict):
             self.fail(f"field {where[:-1]!r}", "is not an object")
         text = self.get(s, "signature", str, where)
+        if nesting(text) > MAX_NESTING:  # the grammar's parser recurses once per level
+            self.fail(f"field '{where}signature'", f"nests types more than {MAX_NESTING} levels deep")
         try:
             sig = Signature.parse(text)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             self.fail(f"field '{where}signature'", f"is not a signature: {exc}")
         kind = self.get(s, "kind", str, where)
         served = self.get(s, "served_by", str, where)

@@ -10,6 +10,7 @@ import numpy as np
 from ..engine.descriptors import describe
 from ..engine.grad import stop_gradient
 from ..engine.pytree import flatten
+from .fields import MAX_INT, MAX_NESTING
 
 # NumPy scalars a sample stores inline: those whose .item() is a JSON number or bool
 SCALAR_DTYPES = {np.dtype(c).name for c in "?bhilqBHILQefd"}
@@ -64,25 +65,27 @@ def decode(entry, arrays: dict, missing=None):
 
 def malformed(e) -> str | None:
     """None if ``e`` is a value ``encode`` could have written, else the path (``[2].x``) of
-    the first part that is not. Iterative: nested containers must not exhaust the stack."""
-    stack = [(e, "")]
+    the first part that is not: containers nested at most MAX_NESTING deep (``decode`` and
+    the rule writer recurse once per level), integers at most MAX_INT in magnitude. Iterative:
+    nested containers must not exhaust the stack."""
+    stack = [(e, "", 0)]
     while stack:
-        e, where = stack.pop()
-        if not isinstance(e, dict) or len(e) not in (1, 2):
+        e, where, depth = stack.pop()
+        if not isinstance(e, dict) or len(e) not in (1, 2) or depth > MAX_NESTING:
             return where
         if "array" in e:
             ok = isinstance(e["array"], str) and len(e) == 1
         elif "value" in e:
             v = e["value"]
-            ok = v is None or isinstance(v, (bool, int, float, str))
+            ok = v is None or isinstance(v, (bool, float, str)) or isinstance(v, int) and -MAX_INT <= v <= MAX_INT
             ok = ok and (isinstance(e["dtype"], str) and e["dtype"] in SCALAR_DTYPES if "dtype" in e else len(e) == 1)
         elif "list" in e or "tuple" in e:
             items = e.get("list", e.get("tuple"))
             ok = isinstance(items, list) and len(e) == 1
-            stack.extend((x, f"{where}[{i}]") for i, x in enumerate(items if ok else []))
+            stack.extend((x, f"{where}[{i}]", depth + 1) for i, x in enumerate(items if ok else []))
         elif "dict" in e:
             ok = isinstance(e["dict"], dict) and len(e) == 1
-            stack.extend((x, f"{where}.{k}") for k, x in (e["dict"].items() if ok else []))
+            stack.extend((x, f"{where}.{k}", depth + 1) for k, x in (e["dict"].items() if ok else []))
         elif "unsupported" in e:
             ok = isinstance(e["unsupported"], str) and len(e) == 1
         else:

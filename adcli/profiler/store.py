@@ -22,11 +22,13 @@ import zlib
 
 import numpy as np
 
-from ..fileio import publish, stage
+from ..fileio import OutputError, publish, stage
+from .fields import MAX_INT, MAX_JSON_VALUES, MAX_PROFILE_BYTES
 from .model import Profile, ProfileError
 
 PAIR_KEY = "__pair__"
 MAX_ARRAY_BYTES = 400_000_000  # one sample array, and all of them read in one session
+MAX_NDIM = 32  # dimensions of a sample array (NumPy's own limit is 64)
 
 
 def sidecar(path: str) -> str:
@@ -35,8 +37,12 @@ def sidecar(path: str) -> str:
     return root + ".npz"
 
 
-def save(profile: Profile, path: str, samples: dict) -> None:
-    """Write ``path`` (JSON) and its ``.npz`` of sample arrays as one pair (see above)."""
+def save(profile: Profile, path: str, samples: dict, force: bool = True) -> None:
+    """Write ``path`` (JSON) and its ``.npz`` of sample arrays as one pair (see above); without
+    ``force``, OutputError if either exists by the time they are published."""
+    if sidecar(path) == path:
+        raise OutputError(f"cannot write a profile to {path}: it would be its own sample file (.npz); "
+                          "name the profile .json")
     profile.pair = uuid.uuid4().hex
     text = json.dumps(profile.to_json(), indent=1)  # before any file is touched
     arrays = {**samples, PAIR_KEY: np.array(profile.pair)}
@@ -46,19 +52,28 @@ def save(profile: Profile, path: str, samples: dict) -> None:
     except BaseException:
         os.unlink(npz)
         raise
-    publish([(npz, sidecar(path)), (doc, path)])
+    publish([(npz, sidecar(path)), (doc, path)], force)
 
 
 def load(path: str) -> Profile:
     """Read and validate a profile (the JSON only; see Samples). Raises ProfileError."""
     _regular(path, f"no profile at {path} (run `adcli profile SCRIPT` first)")
+    too_big = ProfileError(f"{path} is not a valid profile (over {MAX_PROFILE_BYTES // 2**20} MiB, the most adcli reads: "
+                           "docs/profile-format.md § Limits)")
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        if os.path.getsize(path) > MAX_PROFILE_BYTES:
+            raise too_big
+        text = _read_text(path, MAX_PROFILE_BYTES + 1)  # a file that grew since: no more characters than bytes
     except (OSError, UnicodeDecodeError) as exc:
         raise ProfileError(f"cannot read {path}: {exc}") from None
+    if len(text) > MAX_PROFILE_BYTES:
+        raise too_big
+    values = text.count(",") + text.count("[") + text.count("{")  # an upper bound on the parsed values
+    if values > MAX_JSON_VALUES:
+        raise ProfileError(f"{path} is not a valid profile (over {MAX_JSON_VALUES} JSON values, the most adcli reads: "
+                           "docs/profile-format.md § Limits)")
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_int=_bounded_int)
     except json.JSONDecodeError as exc:
         stripped = text.lstrip()
         if not stripped.startswith(("{", "[")):  # not JSON at all (text, binary, another format)
@@ -69,11 +84,34 @@ def load(path: str) -> Profile:
         what = "truncated" if not text.rstrip().endswith(("}", "]")) else "corrupt"
         raise ProfileError(f"{path} is not a valid profile ({what} JSON at line {exc.lineno}, column {exc.colno}: "
                            f"{exc.msg})") from None
-    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+    except ValueError as exc:  # an integer out of bounds (_bounded_int)
         raise ProfileError(f"{path} is not a valid profile ({exc})") from None
     except RecursionError:
         raise ProfileError(f"{path} is not a valid profile (nested too deeply)") from None
     return Profile.from_json(data, path)
+
+
+def _read_text(path: str, limit: int) -> str:
+    """At most ``limit`` characters of a UTF-8 file, read in steps (``read(limit)`` would
+    allocate the whole limit up front, however small the file)."""
+    parts, size = [], 0
+    with open(path, encoding="utf-8") as f:
+        while size < limit:
+            part = f.read(min(2**20, limit - size))
+            if not part:
+                break
+            parts.append(part)
+            size += len(part)
+    return "".join(parts)
+
+
+def _bounded_int(text: str) -> int:
+    """A JSON integer, refused (ValueError) beyond MAX_INT in magnitude before it is converted:
+    no field holds more, and a 400-digit one would overflow every float it meets."""
+    n = int(text) if len(text) <= 21 else None
+    if n is None or not -MAX_INT <= n <= MAX_INT:
+        raise ValueError(f"an integer of {len(text.lstrip('-'))} digits, over 2**64 in magnitude")
+    return n
 
 
 def _regular(path: str, missing: str) -> bool:
@@ -152,6 +190,10 @@ class Samples:
                 shape, fortran, dtype = reader[version](f)
                 if dtype.hasobject:
                     raise ValueError("an object array (adcli never unpickles)")
+                if len(shape) > MAX_NDIM or not all(isinstance(n, int) and n >= 0 for n in shape):
+                    # (-1, -250000000) multiplies out to 2 GB: every length is checked first
+                    raise ValueError(f"array {key!r} declares the shape {shape!r} (at most {MAX_NDIM} dimensions, "
+                                     "none negative)")
                 count = int(np.prod(shape, dtype=object))
                 nbytes = count * dtype.itemsize
                 if nbytes > self.limit - self.read:

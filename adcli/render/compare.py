@@ -7,7 +7,7 @@ import json
 from ..app.compare import Comparison
 from ..units import DASH, ms
 from .console import capture, fitted, left_out
-from .text import md_cell, md_code_cell, safe
+from .text import md_cell, md_code, md_code_cell, safe
 
 HEAD = ["signature", "before (ms)", "after (ms)", "change", "served before", "served after"]
 
@@ -38,7 +38,8 @@ def render_table(c: Comparison) -> str:
 
 
 def render_markdown(c: Comparison) -> str:
-    lines = [f"> note: {md_cell(n)}" for n in c.notes] + ([""] if c.notes else [])
+    # a note may quote the profiles' commands: as code, which markdown never turns into a link or HTML
+    lines = [f"> note: {md_code(n)}" for n in c.notes] + ([""] if c.notes else [])
     lines += [f"**{_total(c)}**", "", "| " + " | ".join(HEAD) + " |", "|---|---:|---:|---:|---|---|"]
     lines += ["| " + " | ".join(md_code_cell(x) if k == 0 else md_cell(x) for k, x in enumerate(r)) + " |"
               for r in _rows(c)]

@@ -7,12 +7,13 @@ of advice linked to its signature. Every text that comes from a profile is HTML-
 from __future__ import annotations
 
 import math
-from html import escape
+from html import escape as _escape
 
 from ..app.report import Report
 from ..profiler.model import Profile
 from ..units import duration, human_bytes, ratio
 from .profile import ranked, sampled
+from .text import safe
 
 _CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
@@ -24,6 +25,12 @@ th{background:#f4f4f4}td.l,th.l{text-align:left}code{font-size:.92em}
 .bar{fill:#5c7cfa}.bar.native{fill:#51cf66}.bar.derived{fill:#ff922b}.axis{stroke:#999}
 li{margin:.2em 0}a{color:#1c5fd1;text-decoration:none}a:hover{text-decoration:underline}
 """
+def escape(text) -> str:
+    """Text for the page: control characters, bidirectional overrides and lone surrogates written
+    as escapes (``safe``: a profile or a file name may hold any), then HTML-escaped."""
+    return _escape(safe(text))
+
+
 _COLOURS = {"derived": "#ffc078", "native": "#8ce99a", "imported": "#74c0fc", "hand-written": "#b197fc"}
 
 

@@ -7,15 +7,18 @@ import re
 
 from ..units import safe
 
+_MARKDOWN = re.compile(r"([\\`*_\[\]<>&|])")  # what makes emphasis, code, links, raw HTML, entities, cells
+
 
 def md_cell(text) -> str:
-    """Text for a markdown table cell: escaped, one line, pipes and backslashes escaped."""
-    return safe(text).replace("\\", "\\\\").replace("|", "\\|")
+    """Text for a markdown table cell: escaped, one line, taken literally (no emphasis, code,
+    link, HTML or entity; pipes escaped)."""
+    return _MARKDOWN.sub(r"\\\1", safe(text))
 
 
 def md_line(text) -> str:
-    """Prose for one markdown line: escaped, with backticks and emphasis taken literally."""
-    return re.sub(r"([\\`*_\[\]<>])", r"\\\1", safe(text))
+    """Prose for one markdown line: escaped, with backticks, emphasis, links and HTML taken literally."""
+    return _MARKDOWN.sub(r"\\\1", safe(text))
 
 
 def md_code(text) -> str:
