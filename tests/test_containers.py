@@ -34,7 +34,11 @@ FORMS = ("bare", "list", "tuple", "mixed", "rows", "rows-mixed")
 # Cases that fail because of engine bugs not fixed yet: test-id pattern -> root cause. Each case
 # matching a pattern is an xfail(strict=True): once fixed it passes, fails as XPASS, and its
 # entry is removed here.
-KNOWN_OPEN: dict = {}  # all of A1 (lists in SciPy rules) and A2 (shape parameters in lists) fixed in a1542ab
+# (all of A1, lists in SciPy rules, and A2, shape parameters in lists, were fixed in a1542ab)
+KNOWN_OPEN: dict = {
+    "numpy.copyto/plain-list": "G: np.copyto(traced, [plain floats]) crashes with NumPy's TypeError 'Field elements "
+                               "must be 2- or 3-tuples' (mutation.py:_copyto)",
+}
 
 
 def _cases():
@@ -201,3 +205,30 @@ def test_the_check_catches_a_silent_zero_and_a_crash(monkeypatch):
 
     monkeypatch.setattr(sp, "logsumexp", broken)
     assert "crashed with IndexError" in check(spec, "a", shapes, "bare", rng)
+
+
+_COPYTO = {"plain-list": lambda x: [-1.3, 0.5], "traced-list": lambda x: [x[1], x[0]],
+           "mixed-list": lambda x: [x[1] * 2.0, 0.25], "nested": lambda x: [[x[0], 0.5]]}
+
+
+def _marked(cid):
+    return [pytest.mark.xfail(strict=True, reason=KNOWN_OPEN[cid])] if cid in KNOWN_OPEN else []
+
+
+@pytest.mark.parametrize("source", [pytest.param(k, id=f"numpy.copyto/{k}", marks=_marked(f"numpy.copyto/{k}"))
+                                    for k in _COPYTO])
+def test_copyto_of_a_list_into_a_traced_array(source):
+    def f(x):
+        y = x * 1.5
+        np.copyto(y, _COPYTO[source](x))
+        return np.sum(y * np.array([1.0, -2.0]))
+
+    x0 = np.array([0.3, 0.7])
+    try:
+        value, g = adcli.value_and_grad(f)(x0.copy())
+    except adcli.AdcliError as e:
+        assert not isinstance(e, RuleError), e
+        return  # refused: an acceptable answer
+    assert value == f(x0.copy())
+    fd = np.array([(f(x0 + e) - f(x0 - e)) / 2e-6 for e in np.eye(2) * 1e-6])
+    assert np.allclose(g, fd, rtol=1e-6, atol=1e-8), (g, fd)
