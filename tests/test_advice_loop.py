@@ -69,14 +69,16 @@ def test_suggest_export_check_compare(loop_profile, tmp_path):
     assert res.exit_code == 0, res.output
     [f_after] = [s for s in load_json(after)["signatures"] if s["signature"] == "__main__.f(f64[1d])"]
     assert f_after["served_by"] == "hand-written"  # the exported rule is used
-    # and its replay measures the rule that served it, not the derived rule: f's derived rule is
-    # ~30x its primal, the hand-written one a few times at most
+    # and its replay measures the rule that served it, not the derived rule: one rule node for the
+    # call, where the derived rule ran the loop's 1000 iterations (how much time that saves is
+    # benchmarks/advice.py's to measure: a few ms on a shared machine is not a stable unit test)
     [f_before] = [s for s in load_json(loop_profile)["signatures"] if s["signature"] == "__main__.f(f64[1d])"]
-    assert f_after["replay"]["derived_s"] < f_before["replay"]["derived_s"] / 4
+    assert f_after["replay"]["nodes"] == 1 and f_before["replay"]["nodes"] >= 1000
+    assert f_after["primitives"] == 1 and f_before["primitives"] >= 1000
 
     res = invoke("compare", loop_profile, after, "--format", "json")
     result = json.loads(res.output)
-    assert result["total_after_s"] < result["total_before_s"]  # and the gradient time falls
+    assert result["total_before_s"] > 0 and result["total_after_s"] > 0
     [row] = [r for r in result["rows"] if r["signature"] == "__main__.f(f64[1d])"]
     assert (row["before_served_by"], row["after_served_by"]) == ("derived", "hand-written")
 
@@ -144,15 +146,19 @@ def test_exported_import_is_finished_code_that_registers_a_verified_rule(tmp_pat
 SINC_LOOP = os.path.join(ROOT, "tests", "support", "scripts", "sinc_loop.py")
 
 
-def test_imports_end_to_end_on_a_workload(tmp_path):
+def test_imports_end_to_end_on_a_workload(tmp_path, monkeypatch):
     """profile -> suggest -> export (imports) -> profile with the exported rules -> compare."""
     import numpy as np
 
+    from tests.support.node_clock import use_node_clock
+
+    # the replays timed on a clock of tape nodes: sinc's import (one node) against its derived
+    # rule (several), whatever this machine's load; whether time falls is benchmarks/advice.py's
+    use_node_clock(monkeypatch)
     before = str(tmp_path / "before.json")
     assert invoke("profile", "-o", before, SINC_LOOP).exit_code == 0
     # a maintainer who takes any faster import and sets a high bar for hand-written rules: the
     # sinc calls' import is then the suggestion, rather than a hand-written rule for the loss
-    # (the tolerances keep this test independent of how this machine's timings fall)
     bar = ("--handwrite-burden", "0.9", "--import-tolerance", "100", "--alloc-tolerance", "100")
     suggestions = json.loads(invoke("suggest", before, "--format", "json", *bar).output)
     imports = [s for s in suggestions if s["action"] == "import"]

@@ -1,26 +1,39 @@
-"""adcli.measure: medians timed in turn."""
+"""adcli.measure: medians timed in turn (on a fake clock: a test asserts what is called and
+counted, never how long a shared machine took)."""
 
 import gc
-import time
 
+from adcli import measure
 from adcli.measure import alternating_medians
 
 
-def test_alternating_medians_time_each_function_in_turn():
+class Clock:
+    """A fake ``perf_counter`` that moves only when a timed function says it took time."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now  # (the times below are powers of two: their sums are exact)
+
+
+def test_alternating_medians_time_each_function_in_turn(monkeypatch):
     calls = []
+    clock = Clock()
+    monkeypatch.setattr(measure, "_perf", clock)
 
     def sleeper(seconds, name):
         def run():
             calls.append(name)
-            time.sleep(seconds)
+            clock.now += seconds
         return run
 
     counted: list = []
-    fast, slow = alternating_medians([sleeper(0.0005, "a"), sleeper(0.004, "b")], budget=0.05, min_rounds=5,
+    fast, slow = alternating_medians([sleeper(2 ** -11, "a"), sleeper(2 ** -8, "b")], budget=0.05, min_rounds=5,
                                      calls=counted)
-    assert 0.0005 <= fast < 0.004 <= slow
+    assert (fast, slow) == (2 ** -11, 2 ** -8)
     # warmed (and timed once) each, then called in turn, a group of calls each lasting about
-    # 2 ms: several of the 0.5 ms call, one of the 4 ms call, round after round
+    # 2 ms: several of the 0.49 ms call, one of the 3.9 ms call, round after round
     assert calls[:4] == ["a", "a", "b", "b"]
     runs = []
     for name in calls[4:]:
@@ -30,17 +43,20 @@ def test_alternating_medians_time_each_function_in_turn():
             runs.append([name, 1])
     assert [r[0] for r in runs] == ["a", "b"] * (len(runs) // 2) and len(runs) >= 10
     a_runs, b_runs = {r[1] for r in runs if r[0] == "a"}, {r[1] for r in runs if r[0] == "b"}
-    assert len(a_runs) == 1 and a_runs.pop() >= 2 and b_runs == {1}
+    assert a_runs == {4} and b_runs == {1}  # 2 ms over 0.49 ms, and at least once
     # the timed calls of each, as counted (the warm-up and the sizing call apart)
     assert counted == [calls[4:].count("a"), calls[4:].count("b")]
     assert gc.isenabled()
 
 
-def test_a_group_lasts_about_group_s():
+def test_a_group_lasts_about_group_s(monkeypatch):
     n = {"a": 0}
+    clock = Clock()
+    monkeypatch.setattr(measure, "_perf", clock)
 
     def tiny():
         n["a"] += 1
+        clock.now += 2 ** -15
 
-    alternating_medians([tiny], budget=0.0, min_rounds=3, group_s=1e-3)
-    assert n["a"] > 3 * 20  # a call of well under 50 µs: dozens per round
+    assert alternating_medians([tiny], budget=0.0, min_rounds=3, group_s=2 ** -10) == [2 ** -15]
+    assert n["a"] == 2 + 3 * 32  # warmed, sized, then three rounds of a group lasting group_s
