@@ -4,11 +4,14 @@ Saving writes both to temporary files first (a failure leaves the old pair untou
 publishes both under a lock on their folder. Both carry the same random ``pair`` id; loading
 the samples checks it, so a JSON from one run is never read with another run's arrays.
 
-Loading never executes code and never trusts a size: the JSON is parsed and validated by
+Loading never executes code and never trusts a size: the JSON is read only up to
+``MAX_PROFILE_BYTES`` and ``MAX_JSON_VALUES`` values, with no integer over ``MAX_INT`` in
+magnitude (fields.py; docs/profile-format.md § Limits), then validated by
 ``Profile.from_json``; the sidecar must be a regular zip file, each array is read only when a
 sample needs it, only if stored or deflated (decompressed in bounded steps), its ``.npy`` header
-is checked (no object dtype, at most ``MAX_ARRAY_BYTES``) before any data is decompressed, and at
-most that many bytes are decompressed in all.
+is checked (no object dtype, no negative length, at most ``MAX_NDIM`` dimensions and
+``MAX_ARRAY_BYTES``) before any data is decompressed, and at most that many bytes are
+decompressed in all.
 """
 
 from __future__ import annotations
