@@ -34,11 +34,9 @@ FORMS = ("bare", "list", "tuple", "mixed", "rows", "rows-mixed")
 # Cases that fail because of engine bugs not fixed yet: test-id pattern -> root cause. Each case
 # matching a pattern is an xfail(strict=True): once fixed it passes, fails as XPASS, and its
 # entry is removed here.
-# (all of A1, lists in SciPy rules, and A2, shape parameters in lists, were fixed in a1542ab)
-KNOWN_OPEN: dict = {
-    "numpy.copyto/plain-list": "G: np.copyto(traced, [plain floats]) crashes with NumPy's TypeError 'Field elements "
-                               "must be 2- or 3-tuples' (mutation.py:_copyto)",
-}
+# (all of A1, lists in SciPy rules, and A2, shape parameters in lists, were fixed in a1542ab; G,
+# np.copyto(traced, [plain floats]), in the commit that converts copyto's list source)
+KNOWN_OPEN: dict = {}
 
 
 def _cases():

@@ -172,7 +172,7 @@ def test_0d_traced_array_written_into_a_plain_array_is_an_adcli_error():
     # raised while storing it with "setting an array element with a sequence"; adcli lets the
     # store happen and raises its own error when the function returns.
     def write(x):
-        plain = np.zeros(2)
+        plain = np.zeros(2) + 0.0  # computed, not a constructor's own
         plain[0] = x.reshape(())
         return np.sum(plain) + np.sum(x)
 
@@ -728,14 +728,21 @@ def test_refuse_indexing_with_traced_value(where):
     assert "index" in str(info.value)
 
 
-def test_refuse_assigning_a_list_of_tracers():
+def test_assigning_a_list_of_tracers_converts_it_as_numpy_does():
     def f(x):
         y = np.zeros_like(x)
-        y[0:2] = [x[1], x[0]]
+        y[0:2] = [x[1], x[0] * 3.0]
+        return np.sum(y * np.array([1.0, 2.0]))
+
+    np.testing.assert_allclose(check_grad(f, np.array([1.0, 2.0])), [6.0, 1.0])
+
+    def ragged(x):
+        y = np.zeros((2, 2)) + x[0]
+        y[0:2] = [[x[1]], [x[0], 1.0]]
         return np.sum(y)
 
     with pytest.raises(AdcliError) as info:
-        adcli.grad(f)(np.array([1.0, 2.0]))
+        adcli.grad(ragged)(np.array([1.0, 2.0]))
     assert THIS_FILE in str(info.value)
 
 

@@ -25,6 +25,7 @@ import functools
 
 from ..errors import TracingError, UnsupportedError
 from .core import has_tracer
+from .fills import unfill
 from .library import library_guard
 from .where import user_location
 
@@ -64,6 +65,7 @@ def _wrap(fn, name: str):
 
 def guard(name: str, original, args: tuple, kwargs: dict):
     """Call ``original`` with its callbacks wrapped; refuse traced arguments and results."""
+    args, kwargs = unfill(args), unfill(kwargs)  # arrays made by np.zeros & co. (engine.fills)
     if has_tracer(args) or has_tracer(kwargs):
         raise UnsupportedError(f"{name}(...) at {user_location(3)} was handed a traced value: {_WHAT}. Pass plain "
                                "values (adcli.stop_gradient(x)), or write a rule for the function that calls it "

@@ -11,7 +11,9 @@ zero gradient), or build a tracer inside a tracer. So before a rule sees them:
 * in an argument that is a *sequence* of arrays (``np.concatenate``'s, ``np.stack``'s, the
   ``np.block`` nest, ...), each item does;
 * a list NumPy cannot make one float array of is refused by name, and so is an ndarray subclass
-  with semantics of its own (``np.matrix``, masked arrays: core.refuse_subclass).
+  with semantics of its own (``np.matrix``, masked arrays: escapes.refuse_subclass);
+* an array made by ``np.zeros`` & co. in the differentiated code (engine.fills) is what it
+  stands for: its tracer, or its plain value.
 """
 
 from __future__ import annotations
@@ -19,10 +21,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedError
-from .core import has_tracer, refuse_subclass
+from .core import Tracer, has_tracer
+from .escapes import refuse_subclass
+from .fills import unfill
+from .registry import names_of
 from .where import user_location
 
 ndarray = np.ndarray
+_REAL_ARRAY, _REAL_ASARRAY = np.array, np.asarray  # NumPy's own (engine.lists patches the module's names)
 
 # function -> the positions (and keyword names) that are sequences of array-likes
 _SEQUENCES = {
@@ -38,6 +44,7 @@ def arguments(func, args: tuple, kwargs: dict) -> tuple:
     """``args`` and ``kwargs`` with each container holding a traced value made traced arrays as
     NumPy would convert it (see module doc); refuses ndarray subclasses and what NumPy cannot
     make one float array of."""
+    args, kwargs = unfill(args), unfill(kwargs)  # arrays made by np.zeros & co.: what they stand for
     name = None
     seq = _SEQUENCES.get(func, ())
     out = list(args)
@@ -71,10 +78,8 @@ def _items(seq, name: str, nested: bool):
 
 def as_array(a, name: str, where: str):
     """The traced array NumPy would make of the list ``a`` (an argument of ``name``), or a refusal."""
-    from .lists import array  # (engine.lists builds on the library dispatch points)
-
     try:
-        return array(a)
+        return _build(a, None, 0, "np.array")
     except (ValueError, TypeError) as e:
         raise UnsupportedError(f"{name}(...) at {user_location(4)}: its {where} is a list or tuple holding traced values "
                                f"that NumPy cannot make one float array of ({str(e).splitlines()[0][:120]}); "
@@ -82,7 +87,48 @@ def as_array(a, name: str, where: str):
 
 
 def _name(func) -> str:
-    from .registry import names_of
-
     module, qualname = names_of(func)
     return f"{module}.{qualname}"
+
+
+# --- lists holding traced values, built as np.array builds them (engine.lists too) ------------
+
+
+def _holds_tracer(obj) -> bool:
+    if isinstance(obj, Tracer):
+        return True
+    if type(obj) is list or type(obj) is tuple:
+        return any(_holds_tracer(o) for o in obj)
+    return False
+
+
+def _plain(obj):
+    """The same nesting with every traced value replaced by its value (a tuple stays a tuple)."""
+    if isinstance(obj, Tracer):
+        return obj.value
+    if type(obj) is list:
+        return [_plain(o) for o in obj]
+    if type(obj) is tuple:
+        return tuple(_plain(o) for o in obj)
+    return obj
+
+
+def _stack(obj, dtype):
+    """A traced array of the nested list ``obj``, every element cast to ``dtype``."""
+    if type(obj) is list or type(obj) is tuple:
+        return np.stack([_stack(o, dtype) for o in obj])
+    if isinstance(obj, Tracer):
+        return obj if np.result_type(obj.value) == dtype else obj.astype(dtype)
+    return _REAL_ASARRAY(obj, dtype=dtype)
+
+
+def _build(obj, dtype, ndmin, where: str):
+    ref = _REAL_ARRAY(_plain(obj), dtype=dtype)  # NumPy's shape, dtype and errors for these values
+    if ref.dtype.kind not in "f":
+        raise UnsupportedError(f"{where} of traced values as {ref.dtype}: only float arrays keep a gradient")
+    out = _stack(obj, ref.dtype)
+    if out.shape != ref.shape:  # pragma: no cover - NumPy's own check above refuses ragged lists
+        raise UnsupportedError(f"{where}: nested traced values of shape {out.shape}, NumPy says {ref.shape}")
+    if ndmin > out.ndim:
+        out = np.reshape(out, (1,) * (ndmin - out.ndim) + out.shape)
+    return out

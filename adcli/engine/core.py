@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from . import hooks
+from .escapes import hidden_tracer, refuse_subclass
 from .keep import kept
 from .sums import unbroadcast
 from .tape import Tape
@@ -60,6 +61,9 @@ class ArrayTracer(Tracer):
     """
 
     __slots__ = ()
+
+
+FILL = None  # engine.fills.Fill, once that module is loaded (it builds on this one)
 
 
 def make_tracer(value, idx: int, tape: Tape) -> Tracer:
@@ -290,9 +294,14 @@ def apply2(prim: Primitive, a, b):
             bv = b
             parents = (a.idx, None)
             plain = type(b) is ndarray
-            if not plain and isinstance(b, ndarray):
-                refuse_subclass(prim.name, b)
+            if not plain:
+                if type(b) is FILL:  # an array made by np.zeros & co. (engine.fills): what it stands for
+                    return apply2(prim, a, b.now())
+                if isinstance(b, ndarray):
+                    refuse_subclass(prim.name, b)
     else:
+        if type(a) is FILL:
+            return apply2(prim, a.now(), b)
         tape = b.tape
         av = a
         bv = b.value
@@ -348,9 +357,9 @@ def record_result(prim: Primitive, ans, args: tuple, kwargs: dict):
     ``args`` (a rule that calls the library's own function, which returns more than the traced
     value): records ``prim``'s node and returns ``ans`` traced, or ``ans`` if nothing is."""
     tape, parents, vals = _parents(prim, args)
-    for k, v in kwargs.items():  # parameters, never traced (a rule's own memo dicts hold plain values)
-        if has_tracer(v):
-            raise hidden_tracer(prim.name, k)
+    hidden = next((k for k, v in kwargs.items() if has_tracer(v)), None)  # parameters: never traced
+    if hidden is not None:
+        raise hidden_tracer(prim.name, hidden)
     if tape is None or not parents:
         return ans
     return record_general(prim, tape, parents, ans, args, vals, kwargs)
@@ -372,34 +381,9 @@ def _parents(prim, args):
                 parents.append((i, a.idx))
         elif (type(a) is list or type(a) is tuple or type(a) is dict) and has_tracer(a):
             raise hidden_tracer(prim.name, i)
-        elif type(a) is not ndarray and isinstance(a, ndarray):
+        elif (type(a) is not ndarray and isinstance(a, ndarray)) or type(a) is FILL:  # (FILL: unwrapped at the doors)
             refuse_subclass(prim.name, a)
     return tape, parents, vals
-
-
-def refuse_subclass(name: str, a) -> None:
-    """An ndarray subclass beside a traced value: np.matrix multiplies with ``*`` and a masked
-    array skips its masked entries, semantics the engine's rules (written for ndarray) would
-    follow only halfway. A memory-mapped array is an ndarray in all but storage, and the
-    engine's own views (engine.derive) are its own: both pass."""
-    t = type(a)
-    if t is np.memmap or getattr(t, "_adcli_own", False):
-        return
-    from .where import user_location
-
-    raise UnsupportedError(f"{name}(...) at {user_location(4)} with a {t.__module__}.{t.__name__} operand beside a "
-                           "traced value: adcli follows plain ndarray semantics only; pass np.asarray(...) of it "
-                           "(and apply a mask yourself)")
-
-
-def hidden_tracer(name: str, where) -> Exception:
-    """A traced value inside a container a rule would read as constant: refused, never dropped."""
-    from .where import user_location
-
-    what = f"argument {where}" if isinstance(where, int) else f"{where}="
-    return UnsupportedError(f"{name}(...) at {user_location(4)}: its {what} is a container holding a traced value, "
-                            "which this rule would read as a constant; pass it as an array (np.stack([...])) "
-                            "or as its own argument")
 
 
 def record_general(prim, tape, parents, ans, args, vals, kwargs):
@@ -434,19 +418,6 @@ def record(tape: Tape, node: tuple, ans) -> Tracer:
     nodes = tape.nodes
     nodes.append(node)
     return make_tracer(ans, len(nodes) - 1, tape)
-
-
-def nondiff(fn):
-    """Wrap a NumPy callable whose outputs carry no gradient (comparisons, floor, argmax...):
-    it runs on the unwrapped values and returns plain results, which is exact because the
-    derivative is zero wherever it exists."""
-
-    def run(*args, **kwargs):
-        return fn(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
-
-    run.__name__ = getattr(fn, "__name__", "nondiff")
-    run.__adcli_nondiff__ = True
-    return run
 
 
 def has_tracer(x) -> bool:

@@ -82,6 +82,8 @@ def describe(x) -> str:
         return f"type({_dotted(x)})"
     if isinstance(x, tuple):  # namedtuple
         return f"{_dotted(t)}({_items([describe(v) for v in x])})"
+    if getattr(t, "_adcli_fill", False):  # an array made by np.zeros & co. (engine.fills): what it stands for
+        return describe(x.now())
     return f"obj({_dotted(t)})"
 
 

@@ -14,13 +14,15 @@ from numpy import ndarray
 
 from ..errors import NoRuleError, TracingError, UnsupportedError
 from . import containers, hooks
-from .core import Primitive, Tracer, apply, apply1, apply2, has_tracer, nondiff
+from .core import Primitive, Tracer, apply, apply1, apply2, has_tracer, make_tracer
 from .escapes import PLAIN_ARRAY
+from .fills import Fill, promote_outputs, unfill
 from .registry import UFUNCS, declared_rule, names_of, serving, ufunc_rule
-from .rules_elementwise import NONDIFF_UFUNCS
+from .rules_elementwise import NONDIFF_UFUNCS, nondiff
 from .rules_reduce import ACCUMULATE_PRIMITIVES, REDUCE_PRIMITIVES, reduce_call
 from .signature import Signature
 from .sums import unbroadcast
+from .tape import Tape
 from .where import user_instruction, user_location
 
 # ufunc keyword arguments that change nothing about the gradient.
@@ -29,6 +31,10 @@ _HARMLESS_KWARGS = frozenset({"casting", "order", "subok"})
 
 def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict):
     """The body of ``Tracer.__array_ufunc__``."""
+    if kwargs:  # an array made by np.zeros & co. (engine.fills) as out=: traced, as the ufunc writes into it
+        promote_outputs(inputs, kwargs)
+        kwargs = unfill(kwargs)
+    inputs = unfill(inputs)
     if kwargs:
         out = _out_arg(ufunc, kwargs)
         if out is not None:
@@ -186,9 +192,6 @@ _CALIBRATION = compile("def calibrate(t):\n    p = t.value * 0.0\n    p *= t\n  
 
 def _calibrate() -> None:
     global _CALIBRATING
-    from .core import make_tracer
-    from .tape import Tape
-
     scope: dict = {}
     exec(_CALIBRATION, scope)  # noqa: S102 - our own constant source
     tape = Tape()
@@ -231,13 +234,14 @@ def _value(x):
 
 def array_function(func, types, args: tuple, kwargs: dict):
     """The body of ``Tracer.__array_function__``."""
-    for a in args:  # lists holding traced values, ndarray subclasses: made arrays or refused (containers)
-        if type(a) is list or type(a) is tuple or (type(a) is not ndarray and isinstance(a, ndarray)):
+    for a in args:  # lists holding traced values, ndarray subclasses, fills: arrays or refused (containers)
+        if type(a) is list or type(a) is tuple or type(a) is Fill or (type(a) is not ndarray and isinstance(a, ndarray)):
             args, kwargs = containers.arguments(func, args, kwargs)
             break
     else:
         for a in kwargs.values():
-            if type(a) is list or type(a) is tuple or (type(a) is not ndarray and isinstance(a, ndarray)):
+            if type(a) is list or type(a) is tuple or type(a) is Fill or \
+                    (type(a) is not ndarray and isinstance(a, ndarray)):
                 args, kwargs = containers.arguments(func, args, kwargs)
                 break
     served = serving(func, args, kwargs)

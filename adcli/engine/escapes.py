@@ -3,6 +3,9 @@ numbers, and what to write instead (used by the tracer's dunders, ufunc dispatch
 
 from __future__ import annotations
 
+import numpy as np
+
+from ..errors import UnsupportedError
 from .where import numpy_entry, user_callee, user_instruction, user_location
 
 
@@ -54,3 +57,30 @@ FUNCTION_HINTS = {
     "np.full": "Write s * np.ones(shape) (the same numbers), or np.full_like(x, s) with a traced x",
     "np.full_like": "Write s * np.ones_like(a) (the same numbers), or give np.full_like a traced prototype",
 }
+
+
+# --- containers and subclasses beside traced values (core._parents, core.apply2) -------------
+
+
+def hidden_tracer(name: str, where) -> Exception:
+    """A traced value inside a container a rule would read as constant: refused, never dropped."""
+    what = f"argument {where}" if isinstance(where, int) else f"{where}="
+    return UnsupportedError(f"{name}(...) at {user_location(4)}: its {what} is a container holding a traced value, "
+                            "which this rule would read as a constant; pass it as an array (np.stack([...])) "
+                            "or as its own argument")
+
+
+def refuse_subclass(name: str, a) -> None:
+    """An ndarray subclass beside a traced value: np.matrix multiplies with ``*`` and a masked
+    array skips its masked entries, semantics the engine's rules (written for ndarray) would
+    follow only halfway. A memory-mapped array is an ndarray in all but storage, and the
+    engine's own views (engine.derive) are its own: both pass."""
+    t = type(a)
+    if t is np.memmap or getattr(t, "_adcli_own", False):
+        return
+    if not isinstance(a, np.ndarray):  # an array made by np.zeros & co. (engine.fills) a rule passed on unwrapped
+        raise UnsupportedError(f"{name}(...) at {user_location(4)}: an array made by a NumPy constructor reached "
+                               "the rule unwrapped (an engine bug: please report it)")
+    raise UnsupportedError(f"{name}(...) at {user_location(4)} with a {t.__module__}.{t.__name__} operand beside a "
+                           "traced value: adcli follows plain ndarray semantics only; pass np.asarray(...) of it "
+                           "(and apply a mask yourself)")

@@ -12,6 +12,7 @@ from ..errors import GradInputError, TracingError, UnsupportedError
 from . import allocator, hooks, library, lists
 from .accumulate import Accumulator
 from .core import Tracer, make_tracer
+from .fills import Fill, unfill
 from .mutation import copy_keep_layout
 from .pytree import container, flatten, holds_numbers, paths
 from .tape import Tape, backward
@@ -75,6 +76,9 @@ def _differentiate(f: Callable, argnums, cotangent) -> Callable:
         for k in nums_pos:
             a = args[k]
             t = type(a)
+            if t is Fill:  # an array the calling (differentiated) code made with np.zeros & co.
+                a = args[k] = a.now()
+                t = type(a)
             if t is float or (t is ndarray and a.dtype.kind == "f"):  # the common case, without a pytree
                 tracer = args[k] = make_tracer(a, tape.leaf(), tape)
                 inputs.append((a, None, tracer))
@@ -93,7 +97,7 @@ def _differentiate(f: Callable, argnums, cotangent) -> Callable:
                 session.start(tape, f, given, kwargs)
             lists.enter(getattr(f, "__globals__", None))  # np.array([...]) of traced values, while f records (engine.lists)
             try:
-                out = f(*args, **kwargs)
+                out = unfill(f(*args, **kwargs))  # an array made by np.zeros & co.: what it stands for
             finally:
                 lists.leave()  # the pullbacks work on plain arrays: NumPy's own np.asarray
             if tape.escape is not None:

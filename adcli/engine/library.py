@@ -50,6 +50,7 @@ from ..errors import NoRuleError, TracingError
 from . import hooks
 from .containers import as_array
 from .core import has_tracer
+from .fills import unfill
 from .pytree import hidden_in
 from .registry import REGISTRY, Entry, serving
 from .signature import Signature
@@ -99,6 +100,7 @@ class _Patch:
         else:
             if not kwargs or all(type(v) in _PLAIN for v in kwargs.values()):
                 return self.clone(*args, **kwargs)
+        args, kwargs = unfill(args), unfill(kwargs)  # arrays made by np.zeros & co. (engine.fills): what they stand for
         if not (hidden_in(args) or hidden_in(kwargs)):  # (dataclasses and dict subclasses looked into too)
             try:
                 return self.clone(*args, **kwargs)

@@ -34,9 +34,12 @@ import threading
 import numpy as np
 
 from ..errors import TracingError, UnsupportedError
+from . import fills
+from .containers import _build, _holds_tracer, _plain
 from .core import Tracer
 from .escapes import ARRAY_HINT, escape_message
 from .library import library_rule, original
+from .where import is_user_file
 
 _real_array = np.array
 _real_asarray = np.asarray
@@ -45,46 +48,6 @@ _real_ascontiguousarray = np.ascontiguousarray
 _real_asfortranarray = np.asfortranarray
 _lock = threading.Lock()
 _depth = 0
-
-
-def _holds_tracer(obj) -> bool:
-    if isinstance(obj, Tracer):
-        return True
-    if type(obj) is list or type(obj) is tuple:
-        return any(_holds_tracer(o) for o in obj)
-    return False
-
-
-def _plain(obj):
-    """The same nesting with every traced value replaced by its value (a tuple stays a tuple)."""
-    if isinstance(obj, Tracer):
-        return obj.value
-    if type(obj) is list:
-        return [_plain(o) for o in obj]
-    if type(obj) is tuple:
-        return tuple(_plain(o) for o in obj)
-    return obj
-
-
-def _stack(obj, dtype):
-    """A traced array of the nested list ``obj``, every element cast to ``dtype``."""
-    if type(obj) is list or type(obj) is tuple:
-        return np.stack([_stack(o, dtype) for o in obj])
-    if isinstance(obj, Tracer):
-        return obj if np.result_type(obj.value) == dtype else obj.astype(dtype)
-    return _real_asarray(obj, dtype=dtype)
-
-
-def _build(obj, dtype, ndmin, where: str):
-    ref = _real_array(_plain(obj), dtype=dtype)  # NumPy's shape, dtype and errors for these values
-    if ref.dtype.kind not in "f":
-        raise UnsupportedError(f"{where} of traced values as {ref.dtype}: only float arrays keep a gradient")
-    out = _stack(obj, ref.dtype)
-    if out.shape != ref.shape:  # pragma: no cover - NumPy's own check above refuses ragged lists
-        raise UnsupportedError(f"{where}: nested traced values of shape {out.shape}, NumPy says {ref.shape}")
-    if ndmin > out.ndim:
-        out = np.reshape(out, (1,) * (ndmin - out.ndim) + out.shape)
-    return out
 
 
 # Library code (NumPy's and SciPy's own modules) that converts its array-like arguments and hands
@@ -211,9 +174,9 @@ asanyarray.__doc__ = _real_asanyarray.__doc__
 ascontiguousarray.__doc__ = _real_ascontiguousarray.__doc__
 asfortranarray.__doc__ = _real_asfortranarray.__doc__
 _REAL = {"array": _real_array, "asarray": _real_asarray, "asanyarray": _real_asanyarray,
-         "ascontiguousarray": _real_ascontiguousarray, "asfortranarray": _real_asfortranarray}
+         "ascontiguousarray": _real_ascontiguousarray, "asfortranarray": _real_asfortranarray, **fills.REAL}
 _OURS = {"array": array, "asarray": asarray, "asanyarray": asanyarray, "ascontiguousarray": ascontiguousarray,
-         "asfortranarray": asfortranarray}
+         "asfortranarray": asfortranarray, **fills.CONSTRUCTORS}  # np.zeros & co.: engine.fills
 _NUMPY = vars(np)
 
 
@@ -257,10 +220,8 @@ def leave() -> None:
 
 _OURS_BY_REAL = {id(_REAL[k]): _OURS[k] for k in _REAL}
 _rebound: list = []  # (namespace, name, NumPy's function) rebound by the running gradient
-_bindings: dict = {}  # id(namespace) -> (namespace, [names bound to one of NumPy's five])
+_bindings: dict = {}  # id(namespace) -> [namespace, its size when scanned, [names bound to NumPy's functions]]
 _modules_seen = 0
-_found: list = []  # the entries of _bindings with names
-_scopes: dict = {}  # id(differentiated function's globals) -> (globals, names), not a module's
 
 
 def _scan(namespace: dict) -> list:
@@ -270,8 +231,6 @@ def _scan(namespace: dict) -> list:
 
 def _is_users(namespace: dict) -> bool:
     """A module namespace of the program's own (exec'd code and ``__main__`` without a file too)."""
-    from .where import is_user_file
-
     path = namespace.get("__file__")
     if path is None:
         name = namespace.get("__name__", "")
@@ -290,16 +249,18 @@ def _rebind(scope: dict | None) -> None:
     global _modules_seen
     if len(sys.modules) != _modules_seen:
         _modules_seen = len(sys.modules)
+        _bindings.clear()
         for namespace in _user_modules():
-            _bindings[id(namespace)] = (namespace, _scan(namespace))
-        _found[:] = [b for b in _bindings.values() if b[1]]  # the namespaces with names to rebind
-    found = _found
-    if scope is not None and id(scope) not in _bindings:
-        checked = _scopes.get(id(scope))
-        if checked is None or checked[0] is not scope:  # (a scope dict may die and its id be reused)
-            checked = _scopes[id(scope)] = (scope, _scan(scope) if _is_users(scope) else [])
-        if checked[1]:
-            found = found + [checked]
+            _bindings[id(namespace)] = [namespace, len(namespace), _scan(namespace)]
+    if scope is not None and id(scope) not in _bindings and _is_users(scope):  # exec'd code, a notebook's
+        _bindings[id(scope)] = [scope, len(scope), _scan(scope)]
+    found = []
+    for entry in _bindings.values():
+        namespace = entry[0]
+        if len(namespace) != entry[1]:  # names bound since (from numpy import array after a first gradient)
+            entry[1], entry[2] = len(namespace), _scan(namespace)
+        if entry[2]:
+            found.append((namespace, entry[2]))
     for namespace, names in found:
         for name in names:
             real = namespace.get(name)

@@ -25,8 +25,10 @@ import weakref
 import numpy as np
 
 from ..errors import TracingError, UnsupportedError
+from .containers import as_array
 from .core import Tracer, _new, has_tracer, mixed_tapes, node_kind, record
 from .escapes import FUNCTION_HINTS, PLAIN_ARRAY
+from .fills import Fill, unfill
 from .registry import defnative
 from .sums import sum_to_shape
 from .where import numpy_entry, user_location
@@ -295,10 +297,10 @@ _TEMPORARY_VIEW_REFS = 4
 def setitem(t: Tracer, idx, v) -> None:
     """``t[idx] = v`` for a traced array ``t`` (v traced or plain), with NumPy's semantics."""
     _check_writable(t)
-    if isinstance(v, (list, tuple)) and has_tracer(v):
-        raise TracingError(
-            f"assigning a list of traced values at {user_location(3)}: use np.stack(...) to make one traced array first"
-        )
+    if type(v) is Fill:  # an array made by np.zeros & co. (engine.fills): what it stands for
+        v = v.now()
+    if isinstance(v, (list, tuple)) and has_tracer(v):  # NumPy converts the list: so do we (traced)
+        v = as_array(unfill(v), "assignment", "right-hand side")
     if t._root is not None:
         _write_through(t, idx, v, "assignment")
         return
@@ -374,6 +376,8 @@ def assigned_cotangent(gv, vshape: tuple):
 @defnative(np.copyto)
 def _copyto(dst, src, casting="same_kind", where=True):
     """``np.copyto(dst, src)``: an assignment ``dst[...] = src`` into a traced ``dst``."""
+    if type(src) is list or type(src) is tuple:  # an array-like: NumPy converts it (traced if it holds tracers)
+        src = as_array(src, "np.copyto", "src") if has_tracer(src) else np.asarray(src)
     if not (where is True or (not isinstance(where, Tracer) and np.all(where))):
         src = np.where(where, src, dst)
     dst_dtype = np.result_type(dst.value if isinstance(dst, Tracer) else dst)

@@ -14,6 +14,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .core import Tracer
+
 
 def flatten(tree) -> tuple[list, Callable[[list], Any]]:
     """Return the leaves of ``tree`` in order and a function that rebuilds the same structure
@@ -71,7 +73,6 @@ def container(v) -> str | None:
 def hidden_in(v, depth: int = 0) -> bool:
     """Whether ``v`` holds a traced value anywhere in its containers (dict and list subclasses,
     dataclasses and sets included)."""
-    from .core import Tracer
 
     if isinstance(v, Tracer):
         return True

@@ -10,7 +10,7 @@ import operator
 
 import numpy as np
 
-from .core import Primitive, passes
+from .core import Primitive, passes, unwrap
 from .registry import defufunc_rule
 from .trim import shape_read
 
@@ -238,6 +238,19 @@ _select(np.fmin)
 # np.true_divide, np.abs is np.absolute, np.degrees/np.radians differ: register them too).
 defufunc(np.degrees, lambda g, ans, x: g * (180.0 / np.pi))
 defufunc(np.radians, lambda g, ans, x: g * (np.pi / 180.0))
+
+def nondiff(fn):
+    """Wrap a NumPy callable whose outputs carry no gradient (comparisons, floor, argmax...):
+    it runs on the unwrapped values and returns plain results, which is exact because the
+    derivative is zero wherever it exists."""
+
+    def run(*args, **kwargs):
+        return fn(*[unwrap(a) for a in args], **{k: unwrap(v) for k, v in kwargs.items()})
+
+    run.__name__ = getattr(fn, "__name__", "nondiff")
+    run.__adcli_nondiff__ = True
+    return run
+
 
 # Ufuncs whose outputs carry no gradient (zero derivative wherever one exists): they run on
 # plain values and return plain results.

@@ -23,6 +23,7 @@ import numpy as np
 
 from ..errors import TracingError, UnsupportedError
 from .core import Primitive, Tracer, record_result, unwrap
+from .fills import call_plain
 from .grad import vjp
 from .library import library_rule, original
 from .pytree import flatten, hidden_in, paths
@@ -122,7 +123,8 @@ def _odeint(func, y0, t, *rest, **kwargs):
     plain_args = unflatten(plain_leaves)
     y0v = np.asarray(unwrap(y0), dtype=float)
     try:
-        ans = original(_NAME)(func, y0v, unwrap(t), args=plain_args, tfirst=tfirst, **options)
+        # the program's func runs on plain values here: NumPy's own constructors (engine.fills)
+        ans = call_plain(original(_NAME), func, y0v, unwrap(t), args=plain_args, tfirst=tfirst, **options)
     except TracingError as e:
         raise TracingError(f"the function {getattr(func, '__qualname__', func)!r} that {_NAME} integrates, at "
                            f"{user_location(3)}, reads a traced value other than its y and args: pass the value "

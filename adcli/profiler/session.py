@@ -33,6 +33,7 @@ import numpy as np
 
 from ..engine import hooks, library, triangular
 from ..engine.core import Tracer, has_tracer
+from ..engine.fills import unfill
 from ..engine.signature import Signature, signature_key
 from ..engine.tape import backward
 from .paths import code_location, default_excluded
@@ -399,6 +400,7 @@ class Session(hooks.Session):
     def _sample(self, sig: Observed, args, kwargs) -> None:
         with self.lock:
             if sig.sample is None:
+                args, kwargs = unfill(args), unfill(kwargs)  # arrays made by np.zeros & co.: what they stand for
                 sig.traced = tuple(i for i, a in enumerate(args) if has_tracer(a))
                 sample, sample_kwargs, nbytes = capture(args, kwargs, self.sample_limit,
                                                         self.sample_budget - self.sample_bytes)

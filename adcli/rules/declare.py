@@ -29,6 +29,7 @@ import numpy as np
 from ..engine import library
 from ..engine.core import Tracer, kept, make_tracer, mixed_tapes, node_kind
 from ..engine.descriptors import parse_descriptor
+from ..engine.fills import call_plain, unfill
 from ..engine.pytree import flatten
 from ..engine.registry import REGISTRY, add_rule, names_of, remove_rule
 from ..engine.signature import Signature
@@ -62,6 +63,7 @@ class Rule:
 
     def __call__(self, *args, **kwargs):
         """Apply the rule to (possibly traced) arguments: one tape node for the whole call."""
+        args, kwargs = unfill(args), unfill(kwargs)  # arrays made by np.zeros & co. (engine.fills)
         tape = None
         parents = []  # (argnum, leaf position, tracer index)
         plain = []
@@ -96,7 +98,7 @@ class Rule:
                     f"{self.signature}: keyword argument {k}= is traced; rules differentiate positional "
                     "arguments only: pass it positionally"
                 )
-        out = self.fwd(*plain, **kwargs)
+        out = call_plain(self.fwd, *plain, **kwargs)
         if not (isinstance(out, tuple) and len(out) == 2 and callable(out[1])):
             raise RuleError(f"rule {self.signature} must return (ans, pullback), got {type(out).__name__}")
         ans, pullback = out
