@@ -39,7 +39,17 @@ def _skip() -> tuple:
 
 def is_user_file(path: str) -> bool:
     """Whether ``path`` is the program's own code: not adcli's, NumPy's, an installed library's
-    or the standard library's."""
+    or the standard library's. (Cached: engine.lists asks it of every loaded module's file.)"""
+    known = _USER_FILES.get(path)
+    if known is None:
+        known = _USER_FILES[path] = _is_user_file(path)
+    return known
+
+
+_USER_FILES: dict = {}
+
+
+def _is_user_file(path: str) -> bool:
     filename = os.path.abspath(path)
     return not filename.startswith(_skip()) and not filename.startswith("<frozen")
 
