@@ -171,7 +171,8 @@ def test_suggest_fits_80_columns_without_truncating_numbers(tmp_path, monkeypatc
 def test_command_line_conventions_version_quiet_color_and_suggest_output(tmp_path):
     assert invoke("-V").output.startswith("adcli, version")
     out = str(tmp_path / "p.json")
-    quiet = subprocess.run([sys.executable, "-m", "adcli", "-q", "profile", "-o", out, script("known_calls.py")],
+    quiet = subprocess.run([sys.executable, "-m", "adcli", "-q", "profile", "--replay-budget", "120", "-o", out,
+                            script("known_calls.py")],  # (replays never cut by a busy machine: tests/conftest.py)
                            capture_output=True, text=True, cwd=str(tmp_path))
     assert quiet.returncode == 0 and "profile written" not in quiet.stderr and "numpy.kron" in quiet.stdout
     colored = subprocess.run([sys.executable, "-m", "adcli", "--color", "show", out], capture_output=True, text=True)

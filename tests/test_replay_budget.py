@@ -20,6 +20,8 @@ from adcli.profiler.api import (
 
 SCRIPTS = os.path.join(os.path.dirname(__file__), "support", "scripts")
 
+pytestmark = pytest.mark.real_replay_budget  # the budget's own rules (tests/conftest.py)
+
 
 def test_auto_is_the_programs_run_time_within_a_floor_and_a_cap():
     assert replay_allowance(AUTO, 0.05) == REPLAY_FLOOR_S  # a short program: enough for a few timed rounds
