@@ -1,0 +1,58 @@
+"""Expert rule for fisher_kpp.py's top suggestion: the method ``FisherKPP.simulate``.
+
+The forward pass keeps every state; the pullback is the discrete adjoint of the explicit Euler
+scheme: per step, the Laplacian's transpose (the mirrored ends make it non-symmetric there), the
+reaction's derivative r (1 - 2u), and the two parameters' gradients as inner products with the
+step's own terms."""
+
+import numpy as np
+
+import adcli.rules
+
+TARGET = "__main__:FisherKPP.simulate(obj(__main__.FisherKPP), f64[1d], int)"
+
+
+def _lap(u, dx2):
+    out = np.empty_like(u)
+    out[1:-1] = u[2:] - 2.0 * u[1:-1] + u[:-2]
+    out[0] = 2.0 * (u[1] - u[0])
+    out[-1] = 2.0 * (u[-2] - u[-1])
+    return out / dx2
+
+
+def _lap_t(b, dx2):
+    c = -2.0 * b
+    c[1:] += b[:-1]
+    c[:-1] += b[1:]
+    c[1] += b[0]
+    c[-2] += b[-1]
+    return c / dx2
+
+
+@adcli.rules.rule("__main__:FisherKPP.simulate", "obj(__main__.FisherKPP)", "f64[1d]", "int")
+def simulate_rule(self, log_params, num_snapshots):
+    D, r = np.exp(log_params[0]), np.exp(log_params[1])
+    dt, dx2, spp = self.dt, self.dx ** 2, self.steps_per_snapshot
+    steps = num_snapshots * spp
+    us = np.empty((steps + 1, len(self.x)))
+    us[0] = self.initial_condition()
+    laps = np.empty((steps, len(self.x)))
+    for k in range(steps):
+        u = us[k]
+        laps[k] = _lap(u, dx2)
+        us[k + 1] = u + dt * (D * laps[k] + r * u * (1.0 - u))
+    out = us[spp::spp].copy()
+
+    def pullback(G):
+        b = np.zeros(us.shape[1])
+        gD = gr = 0.0
+        for k in range(steps - 1, -1, -1):
+            if (k + 1) % spp == 0:
+                b = b + G[(k + 1) // spp - 1]
+            u = us[k]
+            gD += dt * np.dot(b, laps[k])
+            gr += dt * np.dot(b, u * (1.0 - u))
+            b = b + dt * (D * _lap_t(b, dx2) + r * (1.0 - 2.0 * u) * b)
+        return None, np.array([gD * D, gr * r]), None
+
+    return out, pullback
