@@ -314,9 +314,12 @@ def export(profile, output, top, only, force, tier, script, modules, **options) 
 def check(rules_file, profile_path, script, modules, sizes, fmt) -> None:
     """Check every rule RULES_FILE declares: gradient, agreement, speed and allocations.
 
-    Only rules for library functions adcli has rules for, and for functions defined in
-    RULES_FILE, --script or a --module file, are checked; any other target is refused (status 2).
-    Exit status 1 when a rule is wrong, crashes or is still a TODO; 0 otherwise.
+    OK means the rule served every checked call and passed every check; FAIL says why it did not
+    serve (target not found, module imported under another name, signature mismatch). Only
+    rules for library functions adcli has rules for, and for functions defined in RULES_FILE,
+    --script or a --module file, are checked; any other target is refused (status 2). The
+    folders of RULES_FILE and --script go first on sys.path, as `python SCRIPT` does. Exit
+    status 1 when a rule is wrong, fails, crashes or is still a TODO, or none is declared.
     """
     size_list = None
     if sizes is not None:
@@ -330,8 +333,10 @@ def check(rules_file, profile_path, script, modules, sizes, fmt) -> None:
             raise click.UsageError("--sizes scales the profile's sample inputs: give --profile PROFILE too")
     report = app.check(rules_file, profile_path, script, sizes=size_list, modules=modules)
     _out(render(report, fmt))
-    if report.results:
-        click.echo(summary_line(report), err=True)
+    if not report.results:  # as pytest's "no tests collected": nothing was checked
+        click.echo(f"adcli: {safe(rules_file)} declares no rule: nothing was checked", err=True)
+        sys.exit(1)
+    click.echo(summary_line(report), err=True)
     if report.failed:
         sys.exit(1)
 
