@@ -38,6 +38,7 @@ from .render import formats, render
 from .render.check import summary_line
 from .render.profile import render_speedscope
 from .render.progress import progress_callback
+from .render.suggest import nothing_to_suggest
 from .render.text import safe
 from .rules.listing import SOURCES
 from .units import human_bytes, parse_bytes
@@ -257,6 +258,8 @@ def suggest(profiles, fmt, sort, show_all, tier, output, force, **options) -> No
     if fmt == "json" and advice.summary.get("problems"):  # the JSON is a list (the contract): say it here
         click.echo(f"adcli: warning: advice from an incomplete profile: {safe('; '.join(advice.summary['problems']))}",
                    err=True)
+    if fmt == "json" and nothing_to_suggest(advice):  # the JSON is [], the reason a note
+        _note(f"adcli: {nothing_to_suggest(advice)}")
     if output is None:
         _out(render(advice, fmt))
         return

@@ -210,6 +210,8 @@ def test_cli_nothing_derived_says_so(tmp_path):
                 node(0, 0, [node(1)]), total=0.1)
     res = CliRunner().invoke(cli, ["suggest", save(tmp_path, p)])
     assert res.exit_code == 0 and "nothing to suggest" in res.output and "none is derived" in res.output
+    res = CliRunner().invoke(cli, ["suggest", str(tmp_path / "p.json"), "--format", "json"])
+    assert res.exit_code == 0 and json.loads(res.stdout) == [] and "none is derived" in res.stderr
 
 
 def test_cli_bad_inputs_exit_2(tmp_path):

@@ -37,9 +37,14 @@ def _nothing(advice: Advice) -> str | None:
     return None
 
 
+def nothing_to_suggest(advice: Advice) -> str | None:
+    """Why nothing is suggested (one line, the incomplete profile's caveat aside), or None."""
+    text = _nothing(advice)
+    return text.splitlines()[-1] if text else None
+
+
 def render_json(advice: Advice) -> str:
-    if not advice.summary["derived"]:
-        return _nothing(advice)
+    """A list of suggestions (the contract), ``[]`` when there is none."""
     return json.dumps([s.to_dict() for s in advice.shown], indent=2)
 
 
