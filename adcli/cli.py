@@ -3,7 +3,8 @@
 
 Exit statuses: 0 done; 1 a finding about the program or its rules (no gradient taken, a rule
 wrong or still a TODO); 2 bad input (every AdcliError: one line on stderr, or the traceback with
-``--debug``); ``adcli profile`` passes on the profiled program's own non-zero status.
+``--debug``); 130 interrupted (Ctrl-C); ``adcli profile`` passes on the profiled program's own
+non-zero status.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from .profiler.api import (
     NoGradientError,
     report_error,
 )
+from .profiler.sampling import OVERHEAD_BUDGET
 from .render import console as console_settings
 from .render import formats, render
 from .render.check import summary_line
@@ -62,6 +64,9 @@ class _Group(click.Group):
                 raise
             click.echo(f"adcli: error: {safe(exc)}", err=True)
             ctx.exit(2)
+        except KeyboardInterrupt:  # Ctrl-C: one line and the shell's status for SIGINT, as `adcli profile` exits
+            click.echo("\nadcli: interrupted", err=True)
+            ctx.exit(130)
 
 
 def _format_option(result_type: type):
@@ -107,7 +112,7 @@ def _note(message: str) -> None:
         click.echo(message, err=True)
 
 
-@cli.group()
+@cli.group(short_help="Inspect the rules adcli has, derives and can import.")
 def rules() -> None:
     """Inspect the rules adcli has, derives, and can import from autograd."""
 
@@ -122,7 +127,7 @@ def rules_list(source: str, fmt: str) -> None:
     _out(render(app.rules_list(source), fmt))
 
 
-@rules.command("show")
+@rules.command("show", short_help="Show what adcli knows about one callable.")
 @click.argument("name")
 @_format_option(app.RuleInfo)
 def rules_show(name: str, fmt: str) -> None:
@@ -183,8 +188,8 @@ class Seconds(click.ParamType):
               show_default=True, help="Bytes of sample inputs kept in all (0: none; replays need samples).")
 @click.option("--every-gradient", is_flag=True,
               help="Record every gradient in full (default: the first of each function handed to grad, then as many "
-                   "as keep the profiler's extra time within 10% of the gradient time; the rest are timed whole and "
-                   "the figures scaled to all).")
+                   f"as keep the profiler's extra time within {OVERHEAD_BUDGET:.0%} of the gradient time; the rest are "
+                   "timed whole and the figures scaled to all).")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 @click.argument("script", required=False)
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
@@ -213,7 +218,7 @@ def profile(module, output, rules_files, include, exclude, top, sort, no_replay,
         sys.exit(done.run.exit_status)
 
 
-@cli.command("show")
+@cli.command("show", short_help="Show a profile written by `adcli profile`.")
 @click.argument("profile", default="adcli-profile.json", metavar="[PROFILE]")
 @_format_option(app.ProfileView)
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True, metavar="N",
@@ -234,7 +239,7 @@ def show(profile: str, fmt: str, top: int, sort: str, speedscope: str | None, fo
         _note(f"adcli: wrote {safe(speedscope)} (open it at https://www.speedscope.app)")
 
 
-@cli.command()
+@cli.command(short_help="Advise which rules to hand-write, import or keep derived.")
 @click.argument("profiles", nargs=-1, type=click.Path(dir_okay=False))
 @_format_option(app.Advice)
 @click.option("--sort", type=click.Choice(ADVICE_SORTS), default="saving", show_default=True,
@@ -269,7 +274,7 @@ def suggest(profiles, fmt, sort, show_all, tier, output, force, **options) -> No
     _note(f"adcli: wrote {safe(output)}")
 
 
-@cli.command()
+@cli.command(short_help="Write the suggested rules as one Python module.")
 @click.argument("profile", required=False, default="adcli-profile.json", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", required=True, help="The rules module to write (a .py file).")
 @click.option("--top", type=int, default=None, help="Export only the N best suggestions.")
@@ -300,7 +305,7 @@ def export(profile, output, top, only, force, tier, script, modules, **options) 
                f"{left_out}")
 
 
-@cli.command()
+@cli.command(short_help="Check every rule a rules file declares.")
 @click.argument("rules_file", type=click.Path(dir_okay=False))
 @click.option("--profile", "profile_path", default=None, type=click.Path(dir_okay=False),
               help="Check on this profile's sample inputs.")
@@ -344,7 +349,7 @@ def check(rules_file, profile_path, script, modules, sizes, fmt) -> None:
         sys.exit(1)
 
 
-@cli.command()
+@cli.command(short_help="Write one HTML page of the profiles and the advice.")
 @click.argument("profiles", nargs=-1, type=click.Path(dir_okay=False))
 @click.option("-o", "--output", default="adcli-report.html", show_default=True, metavar="FILE",
               help="The HTML file to write (self-contained: open it in any browser, offline).")
@@ -358,7 +363,7 @@ def report(profiles, output, force, **options) -> None:
     _note(f"adcli: wrote {safe(output)}")
 
 
-@cli.command()
+@cli.command(short_help="Compare two profiles, per signature and in total.")
 @click.argument("before", type=click.Path(dir_okay=False))
 @click.argument("after", type=click.Path(dir_okay=False))
 @_format_option(app.Comparison)

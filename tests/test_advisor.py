@@ -133,6 +133,7 @@ def test_the_innermost_function_that_saves_most_of_its_callers_saving_is_advised
     assert got["__main__.helper(f64[1d])"].action == "hand-write"
     loss = got["__main__.loss(f64[1d])"]
     assert loss.action == "keep-derived" and any("smaller rules are the lighter burden" in r for r in loss.reasons)
+    assert any(r.startswith(("a hand-written rule for it", "an imported rule for it")) for r in loss.reasons), loss.reasons
     # unless the caller's rule saves much more than the functions inside it
     got = by_sig(suggest([p], Thresholds(fallback_factor=3.0, nest_share=0.95))[0])
     assert got["__main__.loss(f64[1d])"].action == "hand-write"
