@@ -3,7 +3,8 @@
 
 Exit statuses: 0 done; 1 a finding about the program or its rules (no gradient taken, a rule
 wrong or still a TODO); 2 bad input (every AdcliError: one line on stderr, or the traceback with
-``--debug``); ``adcli profile`` passes on the profiled program's own non-zero status.
+``--debug``); 130 interrupted (Ctrl-C); ``adcli profile`` passes on the profiled program's own
+non-zero status.
 """
 
 from __future__ import annotations
@@ -33,11 +34,13 @@ from .profiler.api import (
     NoGradientError,
     report_error,
 )
+from .profiler.sampling import OVERHEAD_BUDGET
 from .render import console as console_settings
 from .render import formats, render
 from .render.check import summary_line
 from .render.profile import render_speedscope
 from .render.progress import progress_callback
+from .render.suggest import nothing_to_suggest
 from .render.text import safe
 from .rules.listing import SOURCES
 from .units import human_bytes, parse_bytes
@@ -61,6 +64,9 @@ class _Group(click.Group):
                 raise
             click.echo(f"adcli: error: {safe(exc)}", err=True)
             ctx.exit(2)
+        except KeyboardInterrupt:  # Ctrl-C: one line and the shell's status for SIGINT, as `adcli profile` exits
+            click.echo("\nadcli: interrupted", err=True)
+            ctx.exit(130)
 
 
 def _format_option(result_type: type):
@@ -106,7 +112,7 @@ def _note(message: str) -> None:
         click.echo(message, err=True)
 
 
-@cli.group()
+@cli.group(short_help="Inspect the rules adcli has, derives and can import.")
 def rules() -> None:
     """Inspect the rules adcli has, derives, and can import from autograd."""
 
@@ -121,7 +127,7 @@ def rules_list(source: str, fmt: str) -> None:
     _out(render(app.rules_list(source), fmt))
 
 
-@rules.command("show")
+@rules.command("show", short_help="Show what adcli knows about one callable.")
 @click.argument("name")
 @_format_option(app.RuleInfo)
 def rules_show(name: str, fmt: str) -> None:
@@ -182,8 +188,8 @@ class Seconds(click.ParamType):
               show_default=True, help="Bytes of sample inputs kept in all (0: none; replays need samples).")
 @click.option("--every-gradient", is_flag=True,
               help="Record every gradient in full (default: the first of each function handed to grad, then as many "
-                   "as keep the profiler's extra time within 10% of the gradient time; the rest are timed whole and "
-                   "the figures scaled to all).")
+                   f"as keep the profiler's extra time within {OVERHEAD_BUDGET:.0%} of the gradient time; the rest are "
+                   "timed whole and the figures scaled to all).")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 @click.argument("script", required=False)
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
@@ -212,7 +218,7 @@ def profile(module, output, rules_files, include, exclude, top, sort, no_replay,
         sys.exit(done.run.exit_status)
 
 
-@cli.command("show")
+@cli.command("show", short_help="Show a profile written by `adcli profile`.")
 @click.argument("profile", default="adcli-profile.json", metavar="[PROFILE]")
 @_format_option(app.ProfileView)
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True, metavar="N",
@@ -233,7 +239,7 @@ def show(profile: str, fmt: str, top: int, sort: str, speedscope: str | None, fo
         _note(f"adcli: wrote {safe(speedscope)} (open it at https://www.speedscope.app)")
 
 
-@cli.command()
+@cli.command(short_help="Advise which rules to hand-write, import or keep derived.")
 @click.argument("profiles", nargs=-1, type=click.Path(dir_okay=False))
 @_format_option(app.Advice)
 @click.option("--sort", type=click.Choice(ADVICE_SORTS), default="saving", show_default=True,
@@ -257,6 +263,8 @@ def suggest(profiles, fmt, sort, show_all, tier, output, force, **options) -> No
     if fmt == "json" and advice.summary.get("problems"):  # the JSON is a list (the contract): say it here
         click.echo(f"adcli: warning: advice from an incomplete profile: {safe('; '.join(advice.summary['problems']))}",
                    err=True)
+    if fmt == "json" and nothing_to_suggest(advice):  # the JSON is [], the reason a note
+        _note(f"adcli: {nothing_to_suggest(advice)}")
     if output is None:
         _out(render(advice, fmt))
         return
@@ -266,7 +274,7 @@ def suggest(profiles, fmt, sort, show_all, tier, output, force, **options) -> No
     _note(f"adcli: wrote {safe(output)}")
 
 
-@cli.command()
+@cli.command(short_help="Write the suggested rules as one Python module.")
 @click.argument("profile", required=False, default="adcli-profile.json", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", required=True, help="The rules module to write (a .py file).")
 @click.option("--top", type=int, default=None, help="Export only the N best suggestions.")
@@ -297,7 +305,7 @@ def export(profile, output, top, only, force, tier, script, modules, **options) 
                f"{left_out}")
 
 
-@cli.command()
+@cli.command(short_help="Check every rule a rules file declares.")
 @click.argument("rules_file", type=click.Path(dir_okay=False))
 @click.option("--profile", "profile_path", default=None, type=click.Path(dir_okay=False),
               help="Check on this profile's sample inputs.")
@@ -314,9 +322,12 @@ def export(profile, output, top, only, force, tier, script, modules, **options) 
 def check(rules_file, profile_path, script, modules, sizes, fmt) -> None:
     """Check every rule RULES_FILE declares: gradient, agreement, speed and allocations.
 
-    Only rules for library functions adcli has rules for, and for functions defined in
-    RULES_FILE, --script or a --module file, are checked; any other target is refused (status 2).
-    Exit status 1 when a rule is wrong, crashes or is still a TODO; 0 otherwise.
+    OK means the rule served every checked call and passed every check; FAIL says why it did not
+    serve (target not found, module imported under another name, signature mismatch). Only
+    rules for library functions adcli has rules for, and for functions defined in RULES_FILE,
+    --script or a --module file, are checked; any other target is refused (status 2). The
+    folders of RULES_FILE and --script go first on sys.path, as `python SCRIPT` does. Exit
+    status 1 when a rule is wrong, fails, crashes or is still a TODO, or none is declared.
     """
     size_list = None
     if sizes is not None:
@@ -330,13 +341,15 @@ def check(rules_file, profile_path, script, modules, sizes, fmt) -> None:
             raise click.UsageError("--sizes scales the profile's sample inputs: give --profile PROFILE too")
     report = app.check(rules_file, profile_path, script, sizes=size_list, modules=modules)
     _out(render(report, fmt))
-    if report.results:
-        click.echo(summary_line(report), err=True)
+    if not report.results:  # as pytest's "no tests collected": nothing was checked
+        click.echo(f"adcli: {safe(rules_file)} declares no rule: nothing was checked", err=True)
+        sys.exit(1)
+    click.echo(summary_line(report), err=True)
     if report.failed:
         sys.exit(1)
 
 
-@cli.command()
+@cli.command(short_help="Write one HTML page of the profiles and the advice.")
 @click.argument("profiles", nargs=-1, type=click.Path(dir_okay=False))
 @click.option("-o", "--output", default="adcli-report.html", show_default=True, metavar="FILE",
               help="The HTML file to write (self-contained: open it in any browser, offline).")
@@ -350,7 +363,7 @@ def report(profiles, output, force, **options) -> None:
     _note(f"adcli: wrote {safe(output)}")
 
 
-@cli.command()
+@cli.command(short_help="Compare two profiles, per signature and in total.")
 @click.argument("before", type=click.Path(dir_okay=False))
 @click.argument("after", type=click.Path(dir_okay=False))
 @_format_option(app.Comparison)

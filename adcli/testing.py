@@ -11,19 +11,19 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .engine.core import Tracer
+from .engine.core import Tracer, has_tracer
 from .engine.descriptors import callable_name
 from .engine.grad import value_and_grad
-from .engine.pytree import flatten
-from .engine.registry import names_of, qualified_name, serving
+from .engine.pytree import flatten, paths
+from .engine.registry import declared_for, names_of, qualified_name, serving
 from .engine.signature import Signature
 from .errors import RuleError
-from .gradcheck import GradientMismatch, check_grad, is_float_leaf
+from .gradcheck import GradientMismatch, argument_names, check_grad, gradient_check, is_float_leaf
 from .measure import Measurement, measure
 from .rules.declare import suspended, target_key
 from .units import duration, human_bytes
 
-__all__ = ["check_grad", "check_rule", "GradientMismatch", "RuleReport", "Measurement", "measure"]
+__all__ = ["check_grad", "check_rule", "GradientMismatch", "RuleNotServed", "RuleReport", "Measurement", "measure"]
 
 
 @dataclass
@@ -48,80 +48,156 @@ class RuleReport:
         return "\n".join(lines)
 
 
+class RuleNotServed(GradientMismatch):
+    """The rule under test did not serve a checked call (another rule, or the derived one, did)."""
+
+
 def check_rule(target: Callable, *args: Any, kwargs: dict | None = None, seed: int = 0,
                rtol: float | None = None, atol: float | None = None, repeats: int = 15,
-               timing: bool = True) -> RuleReport:
+               timing: bool = True, rule=None) -> RuleReport:
     """Check the rule that serves ``target(*args, **kwargs)``, in the spirit of Mooncake's
     ``test_rule``: gradient against central finite differences (random directions, several
     steps), agreement with the derived/native rule it replaces, output type/shape/dtype equal to
     the primal's, inputs not mutated, repeated calls identical, accumulation into a gradient
     buffer that already holds a cotangent; then time and allocations against the fallback.
 
-    Raises GradientMismatch (an AssertionError) on the first failed check; returns a RuleReport.
+    ``rule``: the declared rule that must serve the call. Without it, a target with declared
+    rules must be served by one of them: a call that no declared rule matches (a keyword
+    argument left out, another type) fails rather than checking the derived rule instead.
+
+    Raises GradientMismatch (an AssertionError; RuleNotServed when the rule did not serve every
+    traced call) on the first failed check, raised here, so that pytest shows its one-line
+    message and not adcli's frames; returns a RuleReport.
     """
-    kwargs = kwargs or {}
+    __tracebackhide__ = True  # pytest: a failed check is its message
+    try:
+        return _check_rule(target, args, kwargs or {}, seed, rtol, atol, repeats, timing, rule)
+    except (GradientMismatch, RuleError) as exc:
+        raise exc.with_traceback(None) from None
+
+
+def _check_rule(target, args, kwargs, seed, rtol, atol, repeats, timing, expected) -> RuleReport:
     rng = np.random.default_rng(seed)
     try:
         key = target_key(target)
     except RuleError:  # a lambda or nested function: only its own body can serve it
         key = None
     served = serving(key, args, kwargs) if key is not None else None
+    call_sig = Signature.of_call(*(names_of(key) if key is not None else callable_name(target)), args, kwargs)
     if served is None:
-        module, qualname = names_of(key) if key is not None else callable_name(target)
-        raise GradientMismatch(f"no rule serves {Signature.of_call(module, qualname, args, kwargs)}")
+        raise GradientMismatch(f"no rule serves {call_sig}")
     rule = served.rule
+    declared = expected if expected is not None else _only_declared(key)
+    if declared is not None and rule is not declared and not (expected is None and rule is not None):
+        raise RuleNotServed(not_served(declared, call_sig, key))
     fallback = f"{served.fallback} rule" if rule is not None and served.fallback is not None else None
     name = str(rule.signature) if rule is not None else qualified_name(key)
     argnums = tuple(i for i, a in enumerate(args) if any(is_float_leaf(v) for v in flatten(a)[0]))
     if not argnums:
         raise GradientMismatch(f"{name}: no float argument to differentiate")
+    names = argument_names(getattr(target, "__adcli_original__", target), len(args))
     primal = target(*args, **kwargs)
     primal_leaves = flatten(primal)[0]
     weights = [rng.standard_normal(np.shape(v)) for v in primal_leaves]
     seeds = {i: [rng.standard_normal(np.shape(v)) if is_float_leaf(v) else None for v in flatten(args[i])[0]] for i in argnums}
     captured = []
+    counter = counting(rule)
+    ran, traced, served_calls = counter.ran, [0], [0]
 
     def scalar(*a):
+        calls = ran[0]
         out = target(*a, **kwargs)
         captured.append(out)
+        if has_tracer(a):  # the rule serves traced calls (its own forward pass runs once per call)
+            traced[0] += 1
+            served_calls[0] += ran[0] > calls
         return sum(np.sum(w * o) for w, o in zip(weights, flatten(out)[0]))
 
     checks = []
     before = copy.deepcopy(args)
-    grads = check_grad(scalar, *args, argnums=argnums, rtol=rtol, atol=atol, seed=seed)
-    checks.append("finite differences")
-    _check_output(name, primal, captured[0])
-    checks.append("output type/shape/dtype")
-    _check_unchanged(name, before, args)
-    checks.append("inputs unchanged")
-    again = value_and_grad(scalar, argnums)(*args)[1]
-    _compare(name, grads, again, "repeated call", exact=True)
-    checks.append("repeatable")
+    with counter:
+        try:
+            grads = gradient_check(scalar, args, argnums, rtol=rtol, atol=atol, seed=seed, names=names,
+                                   who="the rule" if rule is not None else "adcli")
+        except GradientMismatch as exc:
+            raise GradientMismatch(f"{name}: {exc}") from None
+        checks.append("finite differences")
+        _check_output(name, primal, captured[0])
+        checks.append("output type/shape/dtype")
+        _check_unchanged(name, before, args)
+        checks.append("inputs unchanged")
+        again = value_and_grad(scalar, argnums)(*args)[1]
+        _compare(name, grads, again, "repeated call", argnums, names, exact=True)
+        checks.append("repeatable")
 
-    def seeded(order):
-        def f(*a):
-            pre = sum(np.sum(s * v) for i in argnums for s, v in zip(seeds[i], flatten(a[i])[0]) if s is not None)
-            body = scalar(*a)
-            return (pre + body) if order == "before" else (body + pre)
-        return f
+        def seeded(order):
+            def f(*a):
+                pre = sum(np.sum(s * v) for i in argnums for s, v in zip(seeds[i], flatten(a[i])[0]) if s is not None)
+                body = scalar(*a)
+                return (pre + body) if order == "before" else (body + pre)
+            return f
 
-    for order in ("before", "after"):
-        g2 = value_and_grad(seeded(order), argnums)(*args)[1]
-        expected = [_add_tree(g, seeds[i]) for g, i in zip(grads, argnums)]
-        _compare(name, expected, g2, f"accumulation with another cotangent recorded {order} the call")
-    checks.append("accumulation")
-    cost = measure(lambda: value_and_grad(scalar, argnums)(*args), repeats) if timing else None
+        for order in ("before", "after"):
+            g2 = value_and_grad(seeded(order), argnums)(*args)[1]
+            expected_g = [_add_tree(g, seeds[i]) for g, i in zip(grads, argnums)]
+            _compare(name, expected_g, g2, f"accumulation with another cotangent recorded {order} the call", argnums,
+                     names)
+        checks.append("accumulation")
+        cost = measure(lambda: value_and_grad(scalar, argnums)(*args), repeats) if timing else None
+    if rule is not None and served_calls[0] != traced[0]:
+        raise RuleNotServed(f"{name}: the rule served {served_calls[0]} of the {traced[0]} traced call(s) the check made")
     fallback_cost = None
     if rule is not None and fallback is not None:
         with suspended(rule):
             derived = value_and_grad(scalar, argnums)(*args)[1]
             if timing:
                 fallback_cost = measure(lambda: value_and_grad(scalar, argnums)(*args), repeats)
-        _compare(name, grads, derived, f"the {fallback}", rtol=rtol or 1e-6, atol=atol or 1e-9)
+        _compare(name, derived, grads, f"the {fallback}", argnums, names, rtol=rtol or 1e-6, atol=atol or 1e-9,
+                 who=("the " + fallback, "the rule"))
         checks.append(f"agrees with {fallback}")
     captured.clear()
     return RuleReport(name, repr(rule) if rule is not None else f"{served.source} rule", fallback, cost, fallback_cost,
                       checks)
+
+
+def _only_declared(key):
+    """The declared rules of ``key`` (any one, to name them), or None when it has none."""
+    rules = declared_for(key) if key is not None else []
+    return rules[0] if rules else None
+
+
+def not_served(rule, call: Signature, key) -> str:
+    """Why ``rule`` does not serve a call of signature ``call`` to the callable ``key``."""
+    if isinstance(rule.target, tuple) and key != rule.target:
+        module, qualname = key if isinstance(key, tuple) else names_of(key)
+        return (f"the rule for {rule.signature} did not serve the call: the function called is {module}:{qualname} "
+                f"(imported under another name), the rule is declared for {rule.signature.target}")
+    others = [str(r.signature) for r in declared_for(rule.target)] or [str(rule.signature)]
+    return (f"the rule for {rule.signature} did not serve the call: signature mismatch: the call is {call}, "
+            f"declared rule(s): {', '.join(others)} (types and keyword arguments must match exactly)")
+
+
+class counting:
+    """Count the calls ``rule`` serves while the block runs (its forward pass runs once a call):
+    ``with counting(rule) as ran: ...`` then ``ran[0]``."""
+
+    def __init__(self, rule):
+        self.rule, self.ran = rule, [0]
+
+    def __enter__(self):
+        if self.rule is not None:
+            fwd, ran = self.fwd, self.ran = self.rule.fwd, self.ran
+
+            def counted(*args, **kwargs):
+                ran[0] += 1
+                return fwd(*args, **kwargs)
+
+            self.rule.fwd = counted
+        return self.ran
+
+    def __exit__(self, *exc):
+        if self.rule is not None:
+            self.rule.fwd = self.fwd
 
 
 def _add_tree(g, seed_leaves):
@@ -129,17 +205,31 @@ def _add_tree(g, seed_leaves):
     return unflatten([v if s is None else v + s for v, s in zip(leaves, seed_leaves)])
 
 
-def _compare(name, a, b, what, exact=False, rtol=1e-6, atol=1e-9):
-    la, lb = flatten(list(a))[0], flatten(list(b))[0]
-    for x, y in zip(la, lb):
-        if x is None or y is None:
-            continue
-        low = max(np.finfo(np.result_type(v)).resolution if np.result_type(v).kind == "f" else 1e-15 for v in (x, y))
-        tol = (max(rtol, 10 * low), max(atol, low * max(np.max(np.abs(x), initial=0.0), 1.0)))  # float32: its precision
-        ok = np.array_equal(x, y) if exact else np.allclose(x, y, rtol=tol[0], atol=tol[1])
-        if not ok:
-            first, second = np.asarray(x).ravel()[:4], np.asarray(y).ravel()[:4]
-            raise GradientMismatch(f"{name}: gradient differs from {what}: {first} vs {second}")
+def _compare(name, a, b, what, argnums, names, exact=False, rtol=1e-6, atol=1e-9, who=("the rule", None)):
+    """Raise GradientMismatch naming the argument and its worst component where ``b`` (what the
+    rule gave) differs from ``a`` (what it should give: ``what``)."""
+    for k, (ga, gb) in zip(argnums, zip(a, b)):
+        where = paths(ga)
+        for p, x, y in zip(where, flatten(ga)[0], flatten(gb)[0]):
+            if x is None or y is None:
+                continue
+            low = max(np.finfo(np.result_type(v)).resolution if np.result_type(v).kind == "f" else 1e-15 for v in (x, y))
+            tol = (max(rtol, 10 * low), max(atol, low * max(np.max(np.abs(x), initial=0.0), 1.0)))  # float32: its precision
+            ok = np.array_equal(x, y) if exact else np.allclose(x, y, rtol=tol[0], atol=tol[1])
+            if ok:
+                continue
+            xa, ya = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+            err = np.abs(ya - xa)
+            bad = ~(err <= (0 if exact else tol[1] + tol[0] * np.abs(xa)))
+            i = int(np.argmax(np.where(bad, err / (tol[1] + tol[0] * np.abs(xa)), -1.0)))
+            index = np.unravel_index(i, xa.shape) if xa.ndim else ()
+            at = p + (f"[{', '.join(map(str, index))}]" if index else "")
+            rel = f"{err.flat[i] / abs(xa.flat[i]):.3g}" if xa.flat[i] else "inf"
+            argument = f"argument {k} ({names[k]})" if names and k < len(names) else f"argument {k}"
+            raise GradientMismatch(
+                f"{name}: the gradient w.r.t. {argument} differs from {what}: worst component{' ' + at if at else ''}: "
+                f"{who[0]} {ya.flat[i]:.6g}, {who[1] or 'expected'} {xa.flat[i]:.6g} (relative error {rel}); "
+                f"{int(np.count_nonzero(bad))} of {xa.size} component(s) differ")
 
 
 def _check_output(name, primal, traced):

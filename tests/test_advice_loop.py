@@ -206,12 +206,14 @@ def test_export_is_valid_python_for_every_workload(script, tmp_path):
     assert res.returncode == 0, res.stdout
 
 
-def test_check_refuses_a_rule_whose_target_function_cannot_be_found(tmp_path):
+def test_check_fails_a_rule_whose_target_function_cannot_be_found(tmp_path):
+    """Nothing can be called for it: a FAIL saying why (status 1), not an OK and not a crash."""
     bad = tmp_path / "bad.py"
     bad.write_text("import adcli.rules\n\nadcli.rules.register('no_such_module_xyz:f', ('f64[1d]',), lambda x: (x, None))\n")
     try:
         res = invoke("check", str(bad))
-        assert res.exit_code == 2 and "no_such_module_xyz:f" in res.output and "cannot be found" in res.output
+        assert res.exit_code == 1 and res.output.startswith("FAIL") and "no_such_module_xyz.f(f64[1d])" in res.output
+        assert "target not found: the module no_such_module_xyz is not imported" in res.output
     finally:
         unregister("no_such_module_xyz:f")
 

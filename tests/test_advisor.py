@@ -133,6 +133,7 @@ def test_the_innermost_function_that_saves_most_of_its_callers_saving_is_advised
     assert got["__main__.helper(f64[1d])"].action == "hand-write"
     loss = got["__main__.loss(f64[1d])"]
     assert loss.action == "keep-derived" and any("smaller rules are the lighter burden" in r for r in loss.reasons)
+    assert any(r.startswith(("a hand-written rule for it", "an imported rule for it")) for r in loss.reasons), loss.reasons
     # unless the caller's rule saves much more than the functions inside it
     got = by_sig(suggest([p], Thresholds(fallback_factor=3.0, nest_share=0.95))[0])
     assert got["__main__.loss(f64[1d])"].action == "hand-write"
@@ -210,6 +211,8 @@ def test_cli_nothing_derived_says_so(tmp_path):
                 node(0, 0, [node(1)]), total=0.1)
     res = CliRunner().invoke(cli, ["suggest", save(tmp_path, p)])
     assert res.exit_code == 0 and "nothing to suggest" in res.output and "none is derived" in res.output
+    res = CliRunner().invoke(cli, ["suggest", str(tmp_path / "p.json"), "--format", "json"])
+    assert res.exit_code == 0 and json.loads(res.stdout) == [] and "none is derived" in res.stderr
 
 
 def test_cli_bad_inputs_exit_2(tmp_path):
@@ -435,3 +438,17 @@ def test_a_closed_forms_per_call_cost_is_the_measured_one_per_distinct_operation
     old, new = _g_in_f(), _g_in_f(closed_fixed_s=0.002)
     assert old.saving_s == pytest.approx(0.5 - (0.2 + 0.05 + 0.05 * 2 / 10 - scalar))
     assert new.saving_s == pytest.approx(0.5 - (0.2 + 0.05 + 0.002 - scalar))
+
+
+def test_the_headline_says_how_many_more_signatures_all_lists(tmp_path):
+    p = profile([sig(1, "numpy.kron(f64[2d], f64[2d])", calls=10, time=0.1, derived=0.01, primal=0.002,
+                     imports=[imp("numpy.kron", 0.004)]),
+                 sig(2, "numpy.trace(f64[2d])", calls=1, time=1e-6, derived=1e-6, primal=1e-6)],
+                node(0, 0, [node(1, 10), node(2)]), total=0.1)
+    path = save(tmp_path, p)
+    for fmt in ("table", "markdown"):
+        res = CliRunner().invoke(cli, ["suggest", path, "--format", fmt])
+        head = " ".join(res.output.split("\n\n")[0].split())
+        assert "2 derived signature(s)" in head and "1 more, kept derived, with --all" in head, head
+        res = CliRunner().invoke(cli, ["suggest", path, "--format", fmt, "--all"])
+        assert "more, kept derived" not in res.output

@@ -77,3 +77,26 @@ def test_scipy_rules_are_listed_and_shown_by_their_real_names():
     info = json.loads(run("rules", "show", "scipy.stats.t.logpdf", "--format", "json").output)
     assert info["name"] == "scipy.stats.t.logpdf" and info["native"] is True
     assert info["autograd"]["importable"] is True
+
+
+def test_help_texts_are_whole_and_say_the_sampling_budget_the_code_uses():
+    from adcli.profiler.sampling import OVERHEAD_BUDGET
+
+    for group in ([], ["rules"]):
+        res = CliRunner().invoke(cli, [*group, "--help"], terminal_width=80)
+        commands = res.output.split("Commands:")[1]
+        assert res.exit_code == 0 and "..." not in commands, commands
+        assert all(line.rstrip().endswith(".") for line in commands.strip().splitlines()), commands
+    res = CliRunner().invoke(cli, ["profile", "--help"], terminal_width=200)
+    assert f"within {OVERHEAD_BUDGET:.0%} of the gradient time" in " ".join(res.output.split())
+
+
+def test_ctrl_c_exits_130_with_one_line(monkeypatch):
+    from adcli import app
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(app, "rules_list", interrupted)
+    res = CliRunner().invoke(cli, ["rules", "list"])
+    assert res.exit_code == 130 and "adcli: interrupted" in res.output and "Aborted" not in res.output

@@ -360,7 +360,8 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None, sort: str = "
             reasons.insert(len(lead), f"a rule suggested for its caller {covered[name]} covers it")
         elif name in passed:
             own = passed[name]
-            reasons.insert(len(lead), f"a {own[0].action} rule for it would save {duration(own[1])} per run, but the "
+            kind = "a hand-written" if own[0].action == HAND_WRITE else "an imported"
+            reasons.insert(len(lead), f"{kind} rule for it would save {duration(own[1])} per run, but the "
                                       "rules suggested for the functions it calls save at least "
                                       f"{th.nest_share:.0%} of that: smaller rules are the lighter burden")
         elif opts:

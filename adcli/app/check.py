@@ -9,31 +9,45 @@ from dataclasses import dataclass, field
 
 from ..engine.registry import declared_rules
 from ..errors import AdcliError
-from ..profiler.runner import ScriptError
+from ..profiler.runner import ScriptError, on_sys_path
 from ..profiler.samples import decode
 from ..profiler.script import load_script
 from ..profiler.store import Samples, load
 from ..rules.declare import Rule
-from ..rules.dispatch import dispatch, original
-from ..testing import GradientMismatch, check_rule
+from ..rules.dispatch import dispatch
+from ..testing import GradientMismatch, RuleNotServed, RuleReport, check_rule, counting
 from .evidence import evidence
+from .resolve import find_target, profile_mismatch
 from .targets import check_target
 
-STATUSES = ("ok", "wrong", "todo", "error")
+STATUSES = ("ok", "wrong", "fail", "todo", "error")  # fail: the rule did not serve the checked calls
 
 
 @dataclass
 class RuleCheck:
-    """The check of one declared rule: ``status`` one of STATUSES; ``on`` what it ran on."""
+    """The check of one declared rule: ``status`` one of STATUSES; ``on`` what it ran on;
+    ``report`` the text (the passed checks, or why it failed); ``result`` check_rule's
+    RuleReport when the rule was checked on the profile's samples and passed."""
 
     rule: str
     source: str
     status: str
     on: str = ""
     report: str = ""
+    result: RuleReport | None = None
 
     def to_json(self) -> dict:
-        return {"rule": self.rule, "source": self.source, "status": self.status, "on": self.on, "report": self.report}
+        out = {"rule": self.rule, "source": self.source, "status": self.status, "on": self.on, "report": self.report,
+               "served_by": None, "checks": [], "gradient_s": None, "peak_bytes": None, "replaces": None,
+               "replaced_s": None, "replaced_peak_bytes": None}
+        r = self.result
+        if r is not None:
+            out.update(served_by=r.rule, checks=list(r.checks), replaces=r.fallback)
+            if r.cost is not None:
+                out.update(gradient_s=r.cost.seconds, peak_bytes=r.cost.peak_bytes)
+            if r.fallback_cost is not None:
+                out.update(replaced_s=r.fallback_cost.seconds, replaced_peak_bytes=r.fallback_cost.peak_bytes)
+        return out
 
 
 @dataclass
@@ -48,9 +62,13 @@ class CheckReport:
     def failed(self) -> list:
         return [r for r in self.results if r.status != "ok"]
 
+    def to_json(self) -> dict:
+        return {"path": self.path, "rules": len(self.results), "ok": len(self.results) - len(self.failed),
+                "results": [r.to_json() for r in self.results], "evidence": [e.to_json() for e in self.evidence]}
+
 
 class RulesFileError(AdcliError):
-    """A rules file that cannot be loaded: missing, a syntax error, a target that cannot be found."""
+    """A rules file that cannot be loaded: missing, a syntax error, an error while it runs."""
 
 
 def _rules_snapshot() -> set:
@@ -73,9 +91,11 @@ def _line_in(exc: BaseException, path: str) -> str | None:
 
 
 def load_rules_file(path: str):
-    """Import ``path``; return the module and the rules it declared."""
+    """Import ``path`` (its folder first on ``sys.path``, as for a script); return the module and
+    the rules it declared."""
     if not os.path.isfile(path):
         raise RulesFileError(f"no rules file at {path}")
+    on_sys_path(path)
     before = _rules_snapshot()
     spec = importlib.util.spec_from_file_location(f"adcli_checked_{abs(hash(path))}", path)
     module = importlib.util.module_from_spec(spec)
@@ -85,77 +105,88 @@ def load_rules_file(path: str):
         raise RulesFileError(f"{exc.filename}:{exc.lineno}: syntax error: {exc.msg}") from None
     except AdcliError as exc:
         raise RulesFileError(f"{_line_in(exc, os.path.abspath(path)) or path}: {exc}") from None
+    except ImportError as exc:  # a helper module the rules file imports
+        raise RulesFileError(f"{_line_in(exc, os.path.abspath(path)) or path}: {type(exc).__name__}: {exc}") from None
     declared = [r for r in declared_rules() if id(r) not in before]
     return module, declared
 
 
-def _callable_for(rule: Rule):
-    if isinstance(rule.target, tuple):
-        return dispatch(original(rule.signature.target))
-    return rule.target
-
-
 def check(path: str, profile: str | None = None, script: str | None = None, timing: bool = True,
           sizes: list | None = None, modules: tuple = ()) -> CheckReport:
-    """Check each rule ``path`` declares: on the profile's sample inputs for the rule's signature
-    when ``profile`` is given and has them, else by running the module's own ``test_*``
-    functions. ``script``: the program whose functions rules for ``"__main__:name"`` serve (its
-    definitions are loaded; a profile's ``command`` is never run). ``modules``: the user's other
-    files whose functions rules may target. A rule whose callable is neither in adcli's catalog
-    nor defined in the rules file, ``script`` or ``modules`` is refused before anything is
-    checked (app/targets.py). One result per rule: ok / wrong / todo / error, and the report."""
+    """Check each rule ``path`` declares: on the profile's sample inputs (and keyword
+    arguments) for the rule's signature when ``profile`` is given and has them, else by running
+    the module's own ``test_*`` functions. ``script``: the program whose functions rules for
+    ``"__main__:name"`` serve (its definitions are loaded, its folder put on ``sys.path``; a
+    profile's ``command`` is never run). ``modules``: the user's other files whose functions
+    rules may target. A rule whose callable is neither in adcli's catalog nor defined in the rules
+    file, ``script`` or ``modules`` is refused before anything is checked (app/targets.py).
+
+    One result per rule: ok (the rule served every checked call and every check passed), wrong,
+    fail (the rule did not serve: its target is not found, its module is imported under another
+    name, or the program calls the function with another signature; app/resolve.py), todo or
+    error, and the report."""
     if script is not None:
         load_script_definitions(script)
     data = load(profile) if profile is not None else None
     samples = Samples(profile, data) if profile is not None else None
     module, declared = load_rules_file(path)
-    for rule in declared:  # every user-function target must be found before anything is checked
-        if isinstance(rule.target, tuple):
-            name = rule.signature.target
-            try:
-                original(name)
-            except AdcliError:
-                hint = (" (a function of the profiled script: pass --script SCRIPT to load its functions)"
-                        if rule.target[0] == "__main__" and script is None else "")
-                raise RulesFileError(f"{path}: the target {name} of a rule cannot be found{hint}") from None
-    for rule in declared:
-        check_target(rule, original(rule.signature.target) if isinstance(rule.target, tuple) else rule.target,
-                     [path, script, *modules])
+    found = [find_target(rule, script) for rule in declared]
+    for rule, (func, _) in zip(declared, found):  # every callable is trusted before anything is called
+        if func is not None:
+            check_target(rule, func, [path, script, *modules])
     tests = {name: getattr(module, name) for name in dir(module) if name.startswith("test_")}
     by_sig = {s.signature: s for s in data.signatures} if data is not None else {}
     try:
-        args_of = [_sample_args(by_sig.get(rule.signature), samples) for rule in declared]
-        report = CheckReport(path, [_check_one(rule, args, tests, timing) for rule, args in zip(declared, args_of)])
-        for rule, args, result in zip(declared, args_of, report.results):
-            if sizes and args is not None and result.status == "ok":
-                report.evidence.append(evidence(rule, _callable_for(rule), args, sizes))
+        report = CheckReport(path, [])
+        for rule, (func, why) in zip(declared, found):
+            stats = by_sig.get(rule.signature)
+            why = why or (profile_mismatch(rule, data) if data is not None and stats is None else "")
+            if why:
+                report.results.append(RuleCheck(str(rule.signature), rule.source, "fail", "", why))
+                continue
+            call = dispatch(func) if isinstance(rule.target, tuple) else func
+            sample = _sample(stats, samples)
+            result = _check_one(rule, call, sample, tests, timing)
+            report.results.append(result)
+            if sizes and sample is not None and result.status == "ok":
+                report.evidence.append(evidence(rule, call, sample[0], sizes, sample[1]))
         return report
     finally:
         if samples is not None:
             samples.close()
 
 
-def _sample_args(stats, samples):
-    """The sample arguments of a signature (only its arrays are read), or None if incomplete."""
+def _sample(stats, samples):
+    """(args, kwargs) of a signature's recorded sample (only its arrays are read), or None if
+    incomplete: a call without its keyword arguments is another signature."""
     if stats is None or stats.sample is None or samples is None:
         return None
     args = [decode(a, samples, _MISSING) for a in stats.sample.args]
-    return args if args and all(a is not _MISSING for a in args) else None
+    kwargs = {k: decode(v, samples, _MISSING) for k, v in stats.sample.kwargs.items()}
+    if not args or any(a is _MISSING for a in [*args, *kwargs.values()]):
+        return None
+    return args, kwargs
 
 
-def _check_one(rule: Rule, args, tests: dict, timing: bool) -> RuleCheck:
+def _check_one(rule: Rule, call, sample, tests: dict, timing: bool) -> RuleCheck:
     sig = str(rule.signature)
     try:
-        if args is not None:
-            report = check_rule(_callable_for(rule), *args, timing=timing)
-            return RuleCheck(sig, rule.source, "ok", "profile samples", str(report))
+        if sample is not None:
+            report = check_rule(call, *sample[0], kwargs=sample[1], timing=timing, rule=rule)
+            return RuleCheck(sig, rule.source, "ok", "profile samples", str(report), report)
         test = _test_for(rule, tests)
         if test is None:
             return RuleCheck(sig, rule.source, "error", "", "no sample inputs and no test_* function for it in the module")
-        test()
+        with counting(rule) as ran:
+            test()
+        if not ran[0]:
+            return RuleCheck(sig, rule.source, "fail", f"{test.__name__}()",
+                             f"{test.__name__}() never called the rule: nothing it ran checked it")
         return RuleCheck(sig, rule.source, "ok", f"{test.__name__}()")
     except NotImplementedError as exc:
         return RuleCheck(sig, rule.source, "todo", "", str(exc))
+    except RuleNotServed as exc:
+        return RuleCheck(sig, rule.source, "fail", "", str(exc))
     except GradientMismatch as exc:
         return RuleCheck(sig, rule.source, "wrong", "", str(exc))
     except Exception as exc:  # noqa: BLE001 - a rule that crashes is reported, not fatal to the check

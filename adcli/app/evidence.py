@@ -10,7 +10,7 @@ speedup. Timings are lower quartiles over about ``budget`` seconds, BLAS on one 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -39,6 +39,9 @@ class SizeRow:
     def speedup(self) -> float | None:
         return self.without_s / self.rule_s if self.rule_s and self.without_s else None
 
+    def to_json(self) -> dict:
+        return {**asdict(self), "speedup": self.speedup}
+
 
 @dataclass
 class Evidence:
@@ -47,21 +50,24 @@ class Evidence:
     without: str  # what serves the call without the rule
     rows: list = field(default_factory=list)
 
+    def to_json(self) -> dict:
+        return {"rule": self.rule, "check": self.check, "without": self.without, "rows": [r.to_json() for r in self.rows]}
+
 
 def scaled(args: list, size: int) -> list:
     """``args`` with every array of at least one dimension repeated ``size`` times along axis 0."""
     return [np.concatenate([a] * size, axis=0) if isinstance(a, np.ndarray) and a.ndim >= 1 else a for a in args]
 
 
-def _gradient(fn, args):
+def _gradient(fn, args, kwargs):
     argnums = float_argnums(args)
-    out = fn(*args)
+    out = fn(*args, **kwargs)
     cot = np.ones_like(out) if isinstance(out, np.ndarray) else 1.0
-    g = vjp(lambda *a: fn(*a), argnums, cot)
+    g = vjp(lambda *a: fn(*a, **kwargs), argnums, cot)
     return lambda: g(*args)
 
 
-def _peer(rule, args, budget):
+def _peer(rule, args, kwargs, budget):
     """(seconds, peak bytes) of autograd's gradient of the same NumPy function, or None (a user
     function has no peer)."""
     if isinstance(rule.target, tuple):
@@ -75,15 +81,16 @@ def _peer(rule, args, budget):
     if fn is None:
         return None
     argnums = float_argnums(args)
-    g = autograd.grad(lambda *a: anp.sum(fn(*a)), argnums)
+    g = autograd.grad(lambda *a: anp.sum(fn(*a, **kwargs)), argnums)
     g(*args)
     return stable_median(lambda: g(*args), budget)[0], peak_bytes(lambda: g(*args))
 
 
-def evidence(rule, call, args: list, sizes: list, budget: float = 0.2) -> Evidence:
-    """The evidence for one rule, called through ``call`` on the recorded ``args``."""
+def evidence(rule, call, args: list, sizes: list, kwargs: dict | None = None, budget: float = 0.2) -> Evidence:
+    """The evidence for one rule, called through ``call`` on the recorded ``args`` and ``kwargs``."""
+    kwargs = kwargs or {}
     try:
-        check_rule(call, *args, timing=False)
+        check_rule(call, *args, kwargs=kwargs, timing=False, rule=rule)
         status = "passed"
     except GradientMismatch as exc:
         status = f"FAILED: {str(exc).splitlines()[0]}"
@@ -93,14 +100,14 @@ def evidence(rule, call, args: list, sizes: list, budget: float = 0.2) -> Eviden
             xs = scaled(args, size)
             row = SizeRow(size, ", ".join(str(tuple(a.shape)) for a in xs if isinstance(a, np.ndarray)))
             try:
-                with_rule = _gradient(call, xs)
+                with_rule = _gradient(call, xs, kwargs)
                 row.rule_s = stable_median(with_rule, budget)[0]
                 row.rule_bytes = peak_bytes(with_rule)
                 with suspended(rule):
-                    plain = _gradient(call, xs)
+                    plain = _gradient(call, xs, kwargs)
                     row.without_s = stable_median(plain, budget)[0]
                     row.without_bytes = peak_bytes(plain)
-                row.peer_s, row.peer_bytes = _peer(rule, xs, budget) or (None, None)
+                row.peer_s, row.peer_bytes = _peer(rule, xs, kwargs, budget) or (None, None)
             except Exception as exc:  # noqa: BLE001 - a size the shapes do not allow
                 row.note = f"not at this size: {type(exc).__name__}: {str(exc).splitlines()[0][:80]}"
             ev.rows.append(row)

@@ -114,6 +114,8 @@ def check_target(rule, func, files: list[str]) -> None:
     elif not mine and is_library_callable(func):
         return
     if not mine:
+        where = f" (it is defined in {code.co_filename}: pass --module FILE with that file if it is yours)" \
+            if code is not None and _real(code.co_filename) not in allowed else ""
         raise UntrustedTargetError(
             f"refusing to check the rule for {rule.signature}: its callable is neither a library function in adcli's "
-            "catalog nor a function defined in a file you passed (the rules file, --script SCRIPT, --module FILE)")
+            f"catalog nor a function defined in a file you passed (the rules file, --script SCRIPT, --module FILE){where}")

@@ -179,6 +179,15 @@ def declared_rules() -> list:
     return [r for e in list(REGISTRY.values()) for r in list(e.by_signature.values())]
 
 
+def declared_for(func) -> list:
+    """The rules declared for one callable (a registry key), in declaration order."""
+    try:
+        e = REGISTRY.get(func)
+    except TypeError:  # an unhashable callable
+        return []
+    return list(e.by_signature.values()) if e is not None else []
+
+
 def declared_rule(func, args: tuple, kwargs: dict):
     """The declared rule for exactly this call's signature, or None."""
     e = REGISTRY.get(func)

@@ -69,11 +69,21 @@ class ScriptError(AdcliError):
     """The program to profile cannot be found or read."""
 
 
+def on_sys_path(path: str) -> None:
+    """Put the folder of the file ``path`` first on ``sys.path``, as ``python prog.py`` puts its
+    script's: a program's helper modules next to it import without PYTHONPATH."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+
+
 def load_rules(paths) -> None:
-    """Import each rules file (declaring its rules) before the program runs."""
+    """Import each rules file (declaring its rules) before the program runs, its folder on
+    ``sys.path`` (the helper modules it imports)."""
     for n, path in enumerate(paths):
         if not os.path.isfile(path):
             raise ScriptError(f"rules file {path} does not exist")
+        on_sys_path(path)
         spec = importlib.util.spec_from_file_location(f"adcli_rules_{n}", path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module

@@ -6,7 +6,8 @@ script is compiled as ``adcli profile`` compiles it (every function a dispatch p
 definitions run: imports, functions, classes and top-level assignments (the data the functions
 read), but not the ``if __name__ == "__main__":`` block, top-level loops or bare calls (a
 training loop, ``print``, ``main()``), which do the program's work. Errors name the script's own
-lines. Only for a script the user names: nothing a profile says is ever run.
+lines. The script's folder goes on ``sys.path`` first, as ``python script.py`` puts it there, so
+its helper modules import. Only for a script the user names: nothing a profile says is ever run.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import sys
 import traceback
 
 from .instrument import instrument
-from .runner import ScriptError
+from .runner import ScriptError, on_sys_path
 
 _loaded: dict = {}  # absolute path -> the module made from it
 
@@ -31,6 +32,7 @@ def load_script(script: str, reload: bool = False):
         return _loaded[path]
     if not os.path.isfile(script):
         raise ScriptError(f"no script at {script}")
+    on_sys_path(script)
     try:
         with open(script, "rb") as f:
             tree = ast.parse(f.read(), filename=script)

@@ -37,9 +37,14 @@ def _nothing(advice: Advice) -> str | None:
     return None
 
 
+def nothing_to_suggest(advice: Advice) -> str | None:
+    """Why nothing is suggested (one line, the incomplete profile's caveat aside), or None."""
+    text = _nothing(advice)
+    return text.splitlines()[-1] if text else None
+
+
 def render_json(advice: Advice) -> str:
-    if not advice.summary["derived"]:
-        return _nothing(advice)
+    """A list of suggestions (the contract), ``[]`` when there is none."""
     return json.dumps([s.to_dict() for s in advice.shown], indent=2)
 
 
@@ -65,7 +70,8 @@ TIER_TITLES = {
 }
 
 
-def _headline(summary) -> str:
+def _headline(advice: Advice) -> str:
+    summary = advice.summary
     derived, decomposed = summary["derived"], summary.get("decomposed", 0)
     if decomposed == derived:
         how = "from each signature's measured cost decomposition"
@@ -76,7 +82,9 @@ def _headline(summary) -> str:
     time = duration(summary["gradient_s"])
     if summary.get("replayed"):
         time += f" without the profiler ({duration(summary['profiled_s'])} profiled)"
-    return (f"{derived} derived signature(s) in {summary['profiles']} profile(s), gradient time {time}; "
+    hidden = sum(1 for s in advice.suggestions if advice.tier in (None, s.tier)) - len(advice.shown)
+    more = f"; {hidden} more, kept derived, with --all" if hidden > 0 else ""
+    return (f"{derived} derived signature(s) in {summary['profiles']} profile(s), gradient time {time}{more}; "
             f"hand-written rules estimated {how}")
 
 
@@ -91,7 +99,7 @@ def render_table(advice: Advice) -> str:
     nothing = _nothing(advice)
     if nothing:
         return nothing
-    parts = [safe(_headline(advice.summary))]
+    parts = [safe(_headline(advice))]
     for title, shown in _tiers(advice):
         # the signature wraps and low-value columns go first on a narrow terminal: numbers stay whole
         table, dropped = fitted(HEADERS, list(_rows(shown)), flexible=2, drop_order=_DROP, left=(1, 2),
@@ -116,7 +124,7 @@ def render_markdown(advice: Advice) -> str:
     if nothing:
         return nothing
     caveat = _incomplete(advice.summary)
-    lines = ([f"> **{md_line(caveat)}**", ""] if caveat else []) + [f"**{md_line(_headline(advice.summary))}**"]
+    lines = ([f"> **{md_line(caveat)}**", ""] if caveat else []) + [f"**{md_line(_headline(advice))}**"]
     for title, shown in _tiers(advice):
         lines += ["", f"*{md_line(title)}*", "", "| " + " | ".join(COLUMNS) + " |",
                   "|" + "|".join("---" if i in (1, 2) else "---:" for i in range(len(COLUMNS))) + "|"]
