@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import threading
 from typing import Any, Callable
 
 import numpy as np
@@ -90,9 +91,18 @@ def _differentiate(f: Callable, argnums, cotangent) -> Callable:
                 new_leaves[pos] = tr
             args[k] = unflatten(new_leaves)
             inputs.append((leaves, unflatten, traced))
-        session = hooks._session
+        session = outer = hooks._session
+        depth = getattr(_running, "depth", 0)
+        if depth and session is not None:
+            # a gradient taken while another runs on this thread (odeint's adjoint takes one per
+            # step of its reverse pass): the profiler sees only the outer one, whose stretch this
+            # time belongs to; the session is out of the hook meanwhile
+            hooks.uninstall()
+        _running.depth = depth + 1
         library.enter()  # SciPy's Python functions with rules, patched from the first gradient on (engine.library)
         try:
+            if depth:
+                session = None
             if session is not None:
                 session.start(tape, f, given, kwargs)
             lists.enter(getattr(f, "__globals__", None))  # np.array([...]) of traced values, while f records (engine.lists)
@@ -108,8 +118,11 @@ def _differentiate(f: Callable, argnums, cotangent) -> Callable:
                 value, grads = _reverse_from(tape, out, cotangent, session)
         finally:
             tape.close(_escaped)
+            _running.depth = depth
             if session is not None:
                 session.finish(tape)
+            elif depth and hooks._session is None and outer is not None:
+                hooks.install(outer)
         results = []
         for leaves, unflatten, traced in inputs:
             if unflatten is None:  # leaves is the argument, traced its tracer
@@ -167,6 +180,9 @@ def _positions(f, argnums, nums: tuple, n: int) -> tuple:
     if len(set(pos)) != len(pos):
         raise GradInputError(f"argnums={argnums!r} names the same argument twice")
     return pos
+
+
+_running = threading.local()  # .depth: the gradients running on this thread, outermost first
 
 
 def _escaped() -> Exception:
