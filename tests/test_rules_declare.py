@@ -263,3 +263,28 @@ def test_a_thunk_for_a_dict_argument_gives_the_whole_dict_once():
     g = adcli.grad(script["tiny"])({"a": 1.5, "b": -0.5}, 3.0)
     assert calls == ["p"]  # once for the two traced leaves; x's thunk never called
     assert g == {"a": 3.0, "b": -1.0}
+
+
+def _dict_rule(p, x):
+    def pullback(g):
+        return {"b": g * 2.0 * p["b"], "a": g * x}, None  # the keys in another order than the argument's
+    return p["a"] * x + p["b"] ** 2, pullback
+
+
+def test_a_dict_cotangent_is_matched_by_key_not_position():
+    register("__main__:keyed", ("dict{a: float, b: float}", "float"), _dict_rule)
+    script = {"__name__": "__main__", "np": np, "dispatch": dispatch}
+    exec("@dispatch\ndef keyed(p, x):\n    return p['a'] * x + p['b'] ** 2\n", script)
+    g = adcli.grad(script["keyed"])({"a": 1.5, "b": -0.5}, 3.0)
+    assert g == {"a": 3.0, "b": -1.0}
+
+
+def test_a_dict_cotangent_with_other_keys_is_refused_by_name():
+    def wrong_keys(p, x):
+        return p["a"] * x + p["c"] ** 2, lambda g: ({"a": g * x, "b": g * 2.0 * p["c"]}, None)
+
+    register("__main__:keyed2", ("dict{a: float, c: float}", "float"), wrong_keys)
+    script = {"__name__": "__main__", "np": np, "dispatch": dispatch}
+    exec("@dispatch\ndef keyed2(p, x):\n    return p['a'] * x + p['c'] ** 2\n", script)
+    with pytest.raises(RuleError, match="the argument's keys"):
+        adcli.grad(script["keyed2"])({"a": 1.5, "c": -0.5}, 3.0)

@@ -158,10 +158,29 @@ def _pb_rule(node, g, acc):
         primal = plain[i]
         if type(primal) in (tuple, list, dict):  # a pytree argument: pick the leaf
             if i not in flat:
-                flat[i] = (flatten(c)[0], flatten(primal)[0])
+                flat[i] = (_leaves_like(c, primal, rule, i), flatten(primal)[0])
             c, primal = flat[i][0][j], flat[i][1][j]
         check_cotangent(rule, i, primal, c)
         acc.add(p, c)
+
+
+def _leaves_like(c, primal, rule, i: int, path: str = "") -> list:
+    """The leaves of the cotangent ``c`` in the order of its pytree argument's: a dict's by key
+    (a pullback may build its dict in any order), a list's or tuple's by position; a structure
+    that does not match is a RuleError naming where."""
+    t = type(primal)
+    if t is dict or isinstance(primal, dict):
+        if not isinstance(c, dict) or set(c) != set(primal):
+            got = sorted(map(repr, c)) if isinstance(c, dict) else type(c).__name__
+            raise RuleError(f"the pullback of {rule!r} returned {got} at argument {i}{path}: its cotangent must have "
+                            f"the argument's keys {sorted(map(repr, primal))}")
+        return [leaf for k in primal for leaf in _leaves_like(c[k], primal[k], rule, i, f"{path}[{k!r}]")]
+    if t is list or isinstance(primal, tuple):
+        if not isinstance(c, (list, tuple)) or len(c) != len(primal):
+            raise RuleError(f"the pullback of {rule!r} returned {type(c).__name__} at argument {i}{path}: its cotangent "
+                            f"must be a list or tuple of {len(primal)} like the argument")
+        return [leaf for k, (cv, pv) in enumerate(zip(c, primal)) for leaf in _leaves_like(cv, pv, rule, i, f"{path}[{k}]")]
+    return [c]
 
 
 class _Buffers:
