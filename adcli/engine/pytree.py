@@ -70,37 +70,40 @@ def container(v) -> str | None:
     return None
 
 
-def hidden_in(v, depth: int = 0) -> bool:
+def holds(v, leaf: Callable[[Any], bool], depth: int = 0) -> bool:
+    """Whether ``leaf`` is true of ``v`` or of anything in its containers (mappings, lists,
+    tuples and sets of any class, dataclasses), looked into 100 levels deep."""
+    if leaf(v):
+        return True
+    if depth > 100:
+        return False
+    if isinstance(v, Mapping):
+        return any(holds(x, leaf, depth + 1) for x in v.values())
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return any(holds(x, leaf, depth + 1) for x in v)
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return any(holds(getattr(v, f.name, None), leaf, depth + 1) for f in dataclasses.fields(v))
+    return False
+
+
+def _traced(v) -> bool:
+    return isinstance(v, Tracer)
+
+
+def _number(v) -> bool:
+    return isinstance(v, (float, np.floating, np.ndarray))
+
+
+def hidden_in(v) -> bool:
     """Whether ``v`` holds a traced value anywhere in its containers (dict and list subclasses,
     dataclasses and sets included)."""
-
-    if isinstance(v, Tracer):
-        return True
-    if depth > 100:
-        return False
-    if isinstance(v, Mapping):
-        return any(hidden_in(x, depth + 1) for x in v.values())
-    if isinstance(v, (list, tuple, set, frozenset)):
-        return any(hidden_in(x, depth + 1) for x in v)
-    if dataclasses.is_dataclass(v) and not isinstance(v, type):
-        return any(hidden_in(getattr(v, f.name, None), depth + 1) for f in dataclasses.fields(v))
-    return False
+    return holds(v, _traced)
 
 
-def holds_numbers(v, depth: int = 0) -> bool:
+def holds_numbers(v) -> bool:
     """Whether a container :func:`flatten` does not open holds floats or arrays (which would go
     without a gradient), as opposed to settings (strings, ints, callables)."""
-    if isinstance(v, (float, np.floating, np.ndarray)):
-        return True
-    if depth > 100:
-        return False
-    if isinstance(v, Mapping):
-        return any(holds_numbers(x, depth + 1) for x in v.values())
-    if isinstance(v, (list, tuple, set, frozenset)):
-        return any(holds_numbers(x, depth + 1) for x in v)
-    if dataclasses.is_dataclass(v) and not isinstance(v, type):
-        return any(holds_numbers(getattr(v, f.name, None), depth + 1) for f in dataclasses.fields(v))
-    return False
+    return holds(v, _number)
 
 
 def paths(tree, prefix: str = "") -> list[str]:
