@@ -12,7 +12,7 @@ import numpy as np
 from ..errors import GradInputError, TracingError, UnsupportedError
 from . import allocator, hooks, library, lists
 from .accumulate import Accumulator
-from .core import Tracer, make_tracer
+from .core import ArrayTracer, Tracer, make_tracer
 from .fills import Fill, unfill
 from .mutation import copy_keep_layout
 from .pytree import container, flatten, holds_numbers, paths
@@ -107,7 +107,9 @@ def _differentiate(f: Callable, argnums, cotangent) -> Callable:
                 session.start(tape, f, given, kwargs)
             lists.enter(getattr(f, "__globals__", None))  # np.array([...]) of traced values, while f records (engine.lists)
             try:
-                out = unfill(f(*args, **kwargs))  # an array made by np.zeros & co.: what it stands for
+                out = f(*args, **kwargs)
+                if type(out) is not Tracer and type(out) is not ArrayTracer:
+                    out = unfill(out)  # an array made by np.zeros & co.: what it stands for
             finally:
                 lists.leave()  # the pullbacks work on plain arrays: NumPy's own np.asarray
             if tape.escape is not None:

@@ -221,6 +221,7 @@ def leave() -> None:
 _OURS_BY_REAL = {id(_REAL[k]): _OURS[k] for k in _REAL}
 _rebound: list = []  # (namespace, name, NumPy's function) rebound by the running gradient
 _bindings: dict = {}  # id(namespace) -> [namespace, its size when scanned, [names bound to NumPy's functions]]
+_found: list = []  # the entries of _bindings with names to rebind
 _modules_seen = 0
 
 
@@ -247,21 +248,25 @@ def _user_modules():
 
 def _rebind(scope: dict | None) -> None:
     global _modules_seen
-    if len(sys.modules) != _modules_seen:
+    if len(sys.modules) != _modules_seen:  # modules loaded since: scan them all again
         _modules_seen = len(sys.modules)
         _bindings.clear()
         for namespace in _user_modules():
             _bindings[id(namespace)] = [namespace, len(namespace), _scan(namespace)]
-    if scope is not None and id(scope) not in _bindings and _is_users(scope):  # exec'd code, a notebook's
-        _bindings[id(scope)] = [scope, len(scope), _scan(scope)]
-    found = []
-    for entry in _bindings.values():
-        namespace = entry[0]
-        if len(namespace) != entry[1]:  # names bound since (from numpy import array after a first gradient)
-            entry[1], entry[2] = len(namespace), _scan(namespace)
-        if entry[2]:
-            found.append((namespace, entry[2]))
-    for namespace, names in found:
+        _found[:] = [entry for entry in _bindings.values() if entry[2]]
+    found = _found
+    if scope is not None:  # the differentiated function's globals: again when names were bound since
+        entry = _bindings.get(id(scope))
+        if entry is None or entry[0] is not scope:
+            entry = _bindings[id(scope)] = [scope, len(scope), _scan(scope) if _is_users(scope) else []]
+            if entry[2]:
+                _found.append(entry)
+        elif len(scope) != entry[1]:  # (from numpy import array after a first gradient)
+            had = bool(entry[2])
+            entry[1], entry[2] = len(scope), _scan(scope) if _is_users(scope) else []
+            if entry[2] and not had:
+                _found.append(entry)
+    for namespace, _, names in found:
         for name in names:
             real = namespace.get(name)
             if real is not None and id(real) in _OURS_BY_REAL and _REAL.get(real.__name__) is real:
