@@ -21,9 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UnsupportedError
-from .core import Tracer, has_tracer
+from .core import ArrayTracer, Tracer, has_tracer
 from .escapes import refuse_subclass
-from .fills import unfill
+from .fills import Fill
 from .registry import names_of
 from .where import user_location
 
@@ -43,45 +43,72 @@ _NESTED = frozenset({np.block})  # a nest of lists: each leaf an array-like
 def arguments(func, args: tuple, kwargs: dict) -> tuple:
     """``args`` and ``kwargs`` with each container holding a traced value made traced arrays as
     NumPy would convert it (see module doc); refuses ndarray subclasses and what NumPy cannot
-    make one float array of."""
-    args, kwargs = unfill(args), unfill(kwargs)  # arrays made by np.zeros & co.: what they stand for
-    name = None
+    make one float array of. (``np.stack([a, b])`` of traced arrays, the common call here, is
+    one pass over its list and no copy.)"""
     seq = _SEQUENCES.get(func, ())
-    out = list(args)
+    out = None
     for i, a in enumerate(args):
-        if type(a) is not ndarray and isinstance(a, ndarray):
-            refuse_subclass(_name(func), a)
-        elif (type(a) is list or type(a) is tuple) and has_tracer(a):
-            name = name or _name(func)
-            out[i] = _items(a, name, func in _NESTED) if i in seq else as_array(a, name, f"argument {i}")
-    kw = dict(kwargs)
+        new = _argument(func, a, i in seq, f"argument {i}")
+        if new is not a:
+            if out is None:
+                out = list(args)
+            out[i] = new
+    kw = None
     for k, a in kwargs.items():
-        if type(a) is not ndarray and isinstance(a, ndarray):
-            refuse_subclass(_name(func), a)
-        elif (type(a) is list or type(a) is tuple) and has_tracer(a):
-            name = name or _name(func)
-            kw[k] = _items(a, name, func in _NESTED) if k in seq else as_array(a, name, f"{k}=")
-    return tuple(out), kw
+        new = _argument(func, a, k in seq, f"{k}=")
+        if new is not a:
+            if kw is None:
+                kw = dict(kwargs)
+            kw[k] = new
+    return (args if out is None else tuple(out)), (kwargs if kw is None else kw)
 
 
-def _items(seq, name: str, nested: bool):
-    """A sequence of array-likes: each item holding a traced value as a traced array."""
-    out = []
+def _argument(func, a, sequence: bool, where: str):
+    """One argument as a rule may see it (``a`` itself when nothing changes)."""
+    t = type(a)
+    if t is Fill:  # an array made by np.zeros & co. (engine.fills): what it stands for
+        return a.now()
+    if t is list or t is tuple:
+        if sequence:
+            return _items(a, func, func in _NESTED)
+        return as_array(a, func, where) if has_tracer(a) else a
+    if t is not ndarray and isinstance(a, ndarray):
+        refuse_subclass(_name(func), a)
+    return a
+
+
+def _items(seq, func, nested: bool):
+    """A sequence of array-likes: each item holding a traced value as a traced array (``seq``
+    itself when none is a list or an ndarray subclass)."""
+    out = None
     for k, item in enumerate(seq):
-        if (type(item) is list or type(item) is tuple) and has_tracer(item):
-            item = _items(item, name, nested) if nested else as_array(item, name, f"item {k} of a sequence")
-        elif type(item) is not ndarray and isinstance(item, ndarray):
-            refuse_subclass(name, item)
-        out.append(item)
-    return type(seq)(out) if type(seq) is tuple else out
+        t = type(item)
+        if t is ArrayTracer or t is Tracer or t is ndarray or t is float or t is int:
+            continue
+        new = item
+        if t is Fill:
+            new = item.now()
+        elif (t is list or t is tuple) and has_tracer(item):
+            new = _items(item, func, nested) if nested else as_array(item, func, f"item {k} of a sequence")
+        elif t is not ndarray and isinstance(item, ndarray):
+            refuse_subclass(_name(func), item)
+        if new is not item:
+            if out is None:
+                out = list(seq)
+            out[k] = new
+    if out is None:
+        return seq
+    return tuple(out) if type(seq) is tuple else out
 
 
-def as_array(a, name: str, where: str):
-    """The traced array NumPy would make of the list ``a`` (an argument of ``name``), or a refusal."""
+def as_array(a, name, where: str):
+    """The traced array NumPy would make of the list ``a`` (an argument of ``name``: a function's
+    public name, or the function), or a refusal."""
     try:
         return _build(a, None, 0, "np.array")
     except (ValueError, TypeError) as e:
-        raise UnsupportedError(f"{name}(...) at {user_location(4)}: its {where} is a list or tuple holding traced values "
+        shown = name if isinstance(name, str) else _name(name)
+        raise UnsupportedError(f"{shown}(...) at {user_location(4)}: its {where} is a list or tuple holding traced values "
                                f"that NumPy cannot make one float array of ({str(e).splitlines()[0][:120]}); "
                                "pass an array (np.stack([...]))") from None
 

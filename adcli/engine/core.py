@@ -293,22 +293,25 @@ def apply2(prim: Primitive, a, b):
         else:
             bv = b
             parents = (a.idx, None)
-            plain = type(b) is ndarray
-            if not plain:
-                if type(b) is FILL:  # an array made by np.zeros & co. (engine.fills): what it stands for
+            tb = type(b)
+            plain = tb is ndarray
+            if not plain and tb is not float and tb is not int:  # (numbers first: the common operands)
+                if tb is FILL:  # an array made by np.zeros & co. (engine.fills): what it stands for
                     return apply2(prim, a, b.now())
                 if isinstance(b, ndarray):
                     refuse_subclass(prim.name, b)
     else:
-        if type(a) is FILL:
-            return apply2(prim, a.now(), b)
+        ta = type(a)
+        plain = ta is ndarray
+        if not plain and ta is not float and ta is not int:
+            if ta is FILL:
+                return apply2(prim, a.now(), b)
+            if isinstance(a, ndarray):
+                refuse_subclass(prim.name, a)
         tape = b.tape
         av = a
         bv = b.value
         parents = (None, b.idx)
-        plain = type(a) is ndarray
-        if not plain and isinstance(a, ndarray):
-            refuse_subclass(prim.name, a)
     ans = prim.fwd(av, bv)
     kept_ans = ans
     trim = prim.trim
@@ -379,10 +382,14 @@ def _parents(prim, args):
             vals[i] = a.value
             if i < len(prim.vjps) and prim.vjps[i] is not None:
                 parents.append((i, a.idx))
-        elif (type(a) is list or type(a) is tuple or type(a) is dict) and has_tracer(a):
-            raise hidden_tracer(prim.name, i)
-        elif (type(a) is not ndarray and isinstance(a, ndarray)) or type(a) is FILL:  # (FILL: unwrapped at the doors)
-            refuse_subclass(prim.name, a)
+        else:  # a plain value: an array or a number (first, cheap), or what must not pass as one
+            t = type(a)
+            if t is ndarray or t is float or t is int or a is None:
+                continue
+            if (t is list or t is tuple or t is dict) and has_tracer(a):
+                raise hidden_tracer(prim.name, i)
+            if t is FILL or isinstance(a, ndarray):  # (FILL: unwrapped at the doors)
+                refuse_subclass(prim.name, a)
     return tape, parents, vals
 
 

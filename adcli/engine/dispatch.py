@@ -14,7 +14,7 @@ from numpy import ndarray
 
 from ..errors import NoRuleError, TracingError, UnsupportedError
 from . import containers, hooks
-from .core import Primitive, Tracer, apply, apply1, apply2, has_tracer, make_tracer
+from .core import ArrayTracer, Primitive, Tracer, apply, apply1, apply2, has_tracer, make_tracer
 from .escapes import PLAIN_ARRAY
 from .fills import Fill, promote_outputs, unfill
 from .registry import UFUNCS, declared_rule, names_of, serving, ufunc_rule
@@ -34,7 +34,10 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict):
     if kwargs:  # an array made by np.zeros & co. (engine.fills) as out=: traced, as the ufunc writes into it
         promote_outputs(inputs, kwargs)
         kwargs = unfill(kwargs)
-    inputs = unfill(inputs)
+    for a in inputs:
+        if type(a) is Fill:
+            inputs = unfill(inputs)
+            break
     if kwargs:
         out = _out_arg(ufunc, kwargs)
         if out is not None:
@@ -232,16 +235,20 @@ def _value(x):
     return x.value if isinstance(x, Tracer) else x
 
 
+# argument types that hold no container, subclass or Fill: array_function passes them as they are
+_PLAIN_ARGUMENTS = frozenset({ArrayTracer, Tracer, ndarray, float, int, bool, str, type(None), np.float64, np.float32,
+                              np.int64, np.intp, np.bool_, slice, np.dtype})
+
+
 def array_function(func, types, args: tuple, kwargs: dict):
     """The body of ``Tracer.__array_function__``."""
     for a in args:  # lists holding traced values, ndarray subclasses, fills: arrays or refused (containers)
-        if type(a) is list or type(a) is tuple or type(a) is Fill or (type(a) is not ndarray and isinstance(a, ndarray)):
+        if type(a) not in _PLAIN_ARGUMENTS:  # (one set lookup per argument for the common ones)
             args, kwargs = containers.arguments(func, args, kwargs)
             break
     else:
         for a in kwargs.values():
-            if type(a) is list or type(a) is tuple or type(a) is Fill or \
-                    (type(a) is not ndarray and isinstance(a, ndarray)):
+            if type(a) not in _PLAIN_ARGUMENTS:
                 args, kwargs = containers.arguments(func, args, kwargs)
                 break
     served = serving(func, args, kwargs)

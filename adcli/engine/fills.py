@@ -234,16 +234,34 @@ def promote_outputs(inputs: tuple, kwargs: dict) -> tuple:
 
 
 def unfill(obj):
-    """``obj`` with every Fill replaced by what it stands for (lists, tuples and dicts looked into)."""
+    """``obj`` with every Fill replaced by what it stands for (lists, tuples and dicts looked
+    into); ``obj`` itself when it holds none (no copy: ufunc_call and the dispatch points ask
+    this of every call's arguments)."""
     t = type(obj)
     if t is Fill:
         return obj.now()
     if t is tuple or t is list:
-        if any(type(v) is Fill or type(v) is list or type(v) is tuple or type(v) is dict for v in obj):
-            return t(unfill(v) for v in obj)
-        return obj
+        out = None
+        for k, v in enumerate(obj):  # (a loop, not any() of a generator)
+            tv = type(v)
+            if tv is Fill or tv is list or tv is tuple or tv is dict:
+                new = unfill(v)
+                if new is not v:
+                    if out is None:
+                        out = list(obj)
+                    out[k] = new
+        return obj if out is None else (out if t is list else tuple(out))
     if t is dict:
-        return {k: unfill(v) for k, v in obj.items()}
+        changed = None
+        for k, v in obj.items():
+            tv = type(v)
+            if tv is Fill or tv is list or tv is tuple or tv is dict:
+                new = unfill(v)
+                if new is not v:
+                    if changed is None:
+                        changed = dict(obj)
+                    changed[k] = new
+        return obj if changed is None else changed
     return obj
 
 
@@ -262,14 +280,8 @@ def _called_by_user(constructor) -> bool:
     handed to compiled code that expects an ndarray would be read as one. So the call the
     user's frame is executing must name the constructor: its callee, as written
     (``np.zeros``, ``zeros``), resolved in the frame's names, is ``constructor``."""
-    frame = sys._getframe(2)
-    code = frame.f_code
-    mine = _users.get(code)
-    if mine is None:
-        mine = _users[code] = is_user_file(code.co_filename)
-    if not mine:
-        return False
-    key = (code, frame.f_lasti)
+    frame = sys._getframe(2)  # the program's own (the constructor checked)
+    key = (frame.f_code, frame.f_lasti)
     callee = _callees.get(key, False)
     if callee is False:
         callee = _callees[key] = _callee(frame)
@@ -303,8 +315,14 @@ def _wrap(name: str, real):
     full = name.startswith("full")
 
     def constructor(*args, **kwargs):
-        if _suspended:  # a rule's forward pass runs: NumPy's own arrays
-            return real(*unfill(args), **unfill(kwargs))
+        # the engine's own rules (np.empty_like in a forward pass), NumPy's and SciPy's Python
+        # code, and a rule's forward pass (_suspended) get NumPy's array at once: one dict lookup
+        code = sys._getframe(1).f_code
+        mine = _users.get(code)
+        if mine is None:
+            mine = _users[code] = is_user_file(code.co_filename)
+        if not mine or _suspended:
+            return real(*args, **kwargs)
         if like and args and (isinstance(args[0], Tracer) or (type(args[0]) is Fill and args[0].tracer is not None)):
             return real(*unfill(args), **unfill(kwargs))  # a traced prototype: the rule's
         fill = (args[1] if len(args) > 1 else kwargs.get("fill_value")) if full else None
