@@ -440,6 +440,17 @@ def test_a_closed_forms_per_call_cost_is_the_measured_one_per_distinct_operation
     assert new.saving_s == pytest.approx(0.5 - (0.2 + 0.05 + 0.002 - scalar))
 
 
+def test_a_recurrence_is_credited_no_vectorised_primal_and_the_reason_says_so():
+    # the same call as above, its critical path 9 of its 10 nodes (2 operations): each step needs
+    # the last, so none of the primal's per-operation cost goes, and the reason names it
+    scalar = 0.01 * 0.5 * 0.8
+    mapped, serial = _g_in_f(closed_fixed_s=0.002, chain=2), _g_in_f(closed_fixed_s=0.002, chain=9)
+    assert mapped.saving_s == pytest.approx(0.5 - (0.2 + 0.05 + 0.002 - scalar))
+    assert serial.saving_s == pytest.approx(0.5 - (0.2 + 0.05 + 0.002))
+    assert any("a recurrence (its critical path runs through 9 of its 10 tape nodes" in r for r in serial.reasons)
+    assert not any("recurrence" in r for r in mapped.reasons)
+
+
 def test_the_headline_says_how_many_more_signatures_all_lists(tmp_path):
     p = profile([sig(1, "numpy.kron(f64[2d], f64[2d])", calls=10, time=0.1, derived=0.01, primal=0.002,
                      imports=[imp("numpy.kron", 0.004)]),

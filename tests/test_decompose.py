@@ -172,10 +172,10 @@ def test_decompose_sets_each_nodes_own_fixed_cost_or_the_generic_one_and_counts_
                       call_s=0.5 * us)
     a, b = ("a", ()), ("b", (2,))
 
-    def run(scale):
+    def run(scale, chain=2):
         return SimpleNamespace(times=[11 * us * scale, 5 * us, 5 * us], work=[9 * us, 4 * us, 4 * us],
                                fixed=[3 * us, None, None], lean=[0.5, 1.0, 1.0], ops=[(a, 1), (b, 2), (b, 2)],
-                               kinds={a, b})
+                               kinds={a, b}, chain=chain)
 
     runs = [run(3.0), run(1.0), run(2.0)]  # the fastest run (by its nodes' times) is the one kept
     clock = Clock()
@@ -191,6 +191,11 @@ def test_decompose_sets_each_nodes_own_fixed_cost_or_the_generic_one_and_counts_
     assert parts.lean_pullback_s == pytest.approx(0.5 * 6 * us + 2 * 1.5 * us)
     # a: min(2, one call of 0.5); b (two nodes, one operation): min(1.5, two calls of 0.5), once
     assert parts.closed_fixed_s == pytest.approx(0.5 * us + 1.0 * us)
+    assert parts.chain == 2
+    # a recurrence (its critical path, 3 nodes, repeats an operation): b's per-call cost once per step
+    runs[:] = [run(1.0, chain=3)]
+    serial = decompose(plain, [], runs=1)
+    assert serial.chain == 3 and serial.closed_fixed_s == pytest.approx(0.5 * us + 2 * 1.0 * us)
 
     # at the replay's pace: the parts scaled by its time over the plain gradient's, within 0.5-2x
     for derived, pace in ((6 * us, 1.5), (40 * us, 2.0), (1 * us, 0.5)):
@@ -320,20 +325,36 @@ def test_a_cholesky_nodes_share_is_the_closed_forms_time_at_its_fastest_over_the
 
 
 def test_a_closed_forms_per_call_cost_counts_each_operation_once_and_at_most_a_numpy_call_per_argument():
+    x = np.random.default_rng(3).standard_normal(40)
+
+    def mapped(v):
+        s = 0.0
+        for i in range(40):
+            s = s + np.sin(v[i]) * 1.01  # independent elements, summed: a map and a reduction
+        return s
+
+    cal = calibration()
+    parts = decompose(vjp(mapped, 0, 1.0), [x])
+    assert parts.nodes >= 120 and parts.operations <= 4 and parts.chain <= parts.operations
+    ordered(parts)
+    # 120 nodes of per-call cost in the VJPs, but a closed form pays it once per distinct operation
+    # (the read, sin, the product: one differentiated argument each), no more than one NumPy call each
+    assert 0 < parts.closed_fixed_s <= parts.operations * cal.call_s * 1.0001
+
+
+def test_a_recurrences_closed_form_pays_its_per_call_cost_once_per_step():
     x = np.random.default_rng(3).standard_normal(4)
 
     def chain(v):
         for _ in range(40):
-            v = np.sin(v) * 1.01
-        return np.mean(v)  # np.mean's VJP on a small array costs several NumPy calls
+            v = np.sin(v) * 1.01  # each step needs the last: no vectorised forward or pullback
+        return np.mean(v)
 
     cal = calibration()
     parts = decompose(vjp(chain, 0, 1.0), [x])
-    assert parts.nodes >= 81 and parts.operations <= 4
+    assert parts.nodes >= 81 and parts.operations <= 4 and parts.chain >= 80
     ordered(parts)
-    # 81 nodes of per-call cost in the VJPs, but a closed form pays it once per distinct operation
-    # (sin, the product, mean: one differentiated argument each), no more than one NumPy call each
-    assert 0 < parts.closed_fixed_s <= parts.operations * cal.call_s * 1.0001
+    assert parts.operations * cal.call_s * 1.0001 < parts.closed_fixed_s <= parts.nodes * cal.call_s * 1.0001
 
 
 def test_an_operation_is_a_kind_of_node_and_its_output_shape():

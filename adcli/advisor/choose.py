@@ -103,7 +103,10 @@ def _hand_cost(c: Cost, factor: float, basis: str) -> tuple[float | None, str]:
         how = (f"measured with a minimal rule, less the {duration(c.zeros_s)} its pullback takes to make zero gradients"
                if c.direct_floor_s else f"the primal + {duration(c.rule_call_s)} per rule call")
         vectorised = (f" - {duration(scalar)} of the primal's per-operation cost, which its forward pass can vectorise "
-                      "as well (rewrite the exported forward to get it)") if scalar > 0.05 * hand else ""
+                      "as well (a map: rewrite the exported forward to get it)") if scalar > 0.05 * hand else ""
+        if c.recurrent:
+            vectorised = (f"; a recurrence (its critical path runs through {c.chain} of its {c.nodes} tape nodes: each "
+                          "step needs the last), so a rule's forward and pullback take a call per step, as the primal does")
         rest, lean = c.pullback_s - pullback, c.lean_s
         data = (f"{duration(lean)} of the {duration(c.vector_pullback_s)} of NumPy work that scales with data: a "
                 "closed form needs no more for an elementwise operation or a reduction than its forward pass did"

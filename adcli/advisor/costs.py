@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..engine.signature import Signature
+from ..profiler.chains import recurrent
 from ..profiler.model import ImportOutcome, ImportTrial, Profile
 
 
@@ -38,6 +39,7 @@ class Cost:
     floor_pullback_s: float | None = None  # a minimal rule's pullback alone: a share of its floors
     nodes: int | None = None
     operations: int | None = None
+    chain: int | None = None  # the critical path through its tape, in nodes (profiler.decompose)
     lines: int | None = None
     output: str | None = None  # what its calls returned (profiler.model.OUTPUTS); None: not recorded
     replayed_units: bool = False  # the advisor weighs replayed seconds (see scale); set for all at once
@@ -72,6 +74,13 @@ class Cost:
         if not self.nodes or not self.operations:
             return 0.0
         return min(max(1.0 - self.operations / self.nodes, 0.0), 1.0)
+
+    @property
+    def recurrent(self) -> bool:
+        """Whether its operations form a recurrence (steps each needing the last: a time loop, a
+        stack of layers) rather than a map or a reduction (profiler.decompose.recurrent); False
+        when the profile did not record its critical path."""
+        return recurrent(self.nodes, self.operations, self.chain)
 
     @property
     def work(self) -> float:
@@ -110,7 +119,7 @@ class Cost:
         """The part of the primal a rule's forward pass can vectorise: the primal's per-operation
         share (that of the pullbacks' NumPy work, as a proxy), for the operations that repeat."""
         work = self.work if self.decomposed else None
-        if not work or not self.primal_s:
+        if not work or not self.primal_s or self.recurrent:  # a recurrence's steps stay one call each
             return 0.0
         return self.primal_s * min(max(1.0 - self.vector_pullback_s / work, 0.0), 1.0) * self.repeated
 
@@ -209,7 +218,7 @@ def aggregate(profiles: list[Profile]) -> tuple[dict, float]:
                 for attr in ("program_s", "program_import_s", "program_floor_s"):
                     value, old = getattr(r, attr), getattr(c, attr)
                     setattr(c, attr, None if value is None or (c.measured and old is None) else (old or 0.0) + value)
-                for attr in ("nodes", "operations", "lines"):
+                for attr in ("nodes", "operations", "chain", "lines"):
                     value = getattr(r, attr)
                     if value is not None:
                         setattr(c, attr, max(getattr(c, attr) or 0, value))

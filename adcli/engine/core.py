@@ -19,7 +19,7 @@ from . import hooks
 from .escapes import hidden_tracer, refuse_subclass
 from .keep import kept
 from .sums import unbroadcast
-from .tape import Tape
+from .tape import Tape, node_kind, parent_at, parents_at
 from .trim import node_trim, vjp_reads
 
 ndarray = np.ndarray
@@ -144,19 +144,7 @@ _STAND_INS: dict = {}
 #   general: (pb_general, prim, parents, ans, vals, kwargs)
 
 
-def node_kind(output: int | None):
-    """Decorator for a pullback, which names a kind of tape node (its first slot): ``output``
-    is the index in the node tuple of the value the node made, for a profiler counting the
-    arrays a forward pass allocates; None when the node made a view, or nothing new."""
-
-    def declare(pullback):
-        pullback.output_at = output
-        return pullback
-
-    return declare
-
-
-@node_kind(output=3)
+@node_kind(output=3, parents=parent_at(2))
 def pb_unary(node, g, acc):
     _, prim, p, ans, x = node
     c = prim.vjps[0](g, ans, x)
@@ -173,7 +161,7 @@ def passes(g, ans, x, y):
     return g
 
 
-@node_kind(output=3)
+@node_kind(output=3, parents=parents_at(2))
 def pb_binary(node, g, acc):
     _, prim, (px, py), ans, x, y = node
     vjps = prim.vjps
@@ -201,7 +189,7 @@ def pb_binary(node, g, acc):
                 acc.add(py, c)
 
 
-@node_kind(output=3)
+@node_kind(output=3, parents=parents_at(2))
 def pb_passes(node, g, acc):
     """A binary node of two numbers whose VJPs both pass the cotangent on (x + y in a scalar
     loop, recorded by tracer_api's operators): pb_binary's work without its look-ups (~200 ->
@@ -223,7 +211,7 @@ def pb_passes(node, g, acc):
             acc.add(py, g)
 
 
-@node_kind(output=3)
+@node_kind(output=3, parents=parents_at(2))
 def pb_joint(node, g, acc):
     """A binary node whose primitive has a joint VJP: both cotangents from one call when both
     arguments are traced, else pb_binary's."""
@@ -244,7 +232,7 @@ def binary_parents(node) -> tuple:
     return tuple((k, p) for k, p in enumerate(node[2]) if p is not None)
 
 
-@node_kind(output=3)
+@node_kind(output=3, parents=parents_at(2))
 def pb_general(node, g, acc):
     _, prim, parents, ans, vals, kwargs = node
     vjps = prim.vjps

@@ -33,13 +33,13 @@ import numpy as np
 from ..errors import TracingError
 from . import core
 from .core import Tracer, make_tracer, node_kind
-from .tape import Tape
+from .tape import Tape, no_parents
 from .where import is_user_file, user_location
 
 ndarray = np.ndarray
 
 
-@node_kind(output=None)
+@node_kind(output=None, parents=no_parents)
 def pb_const(node, g, acc):
     """A constant the differentiated code made (below): its cotangent goes nowhere."""
 

@@ -27,6 +27,7 @@ import numpy as np
 from ..errors import TracingError, UnsupportedError
 from .containers import as_array
 from .core import Tracer, _new, has_tracer, mixed_tapes, node_kind, record
+from .tape import parent_at
 from .escapes import FUNCTION_HINTS, PLAIN_ARRAY
 from .fills import Fill, unfill
 from .registry import defnative
@@ -94,7 +95,7 @@ def getitem(x: Tracer, idx):
     return t
 
 
-@node_kind(output=6)
+@node_kind(output=6, parents=parent_at(1))
 def _pb_getitem(node, g, acc):
     _, p, idx, shape, dtype, repeats, _made = node
     buf = acc.grads[p]
@@ -108,7 +109,7 @@ def _pb_getitem(node, g, acc):
         np.add.at(buf, idx, g)  # x[[0, 0]]: both reads contribute
 
 
-@node_kind(output=None)
+@node_kind(output=None, parents=parent_at(1))
 def _pb_item(node, g, acc):
     """x[i] of a traced vector (the scalar loops' read, a number: no view, nothing made): g is
     added at i in the gradient buffer the first read made. The node keeps the vector for its
@@ -340,7 +341,7 @@ def _refuse_repeated(val, idx):
         )
 
 
-@node_kind(output=6)
+@node_kind(output=6, parents=parent_at(1, 2))
 def _pb_setitem(node, g, acc):
     _, p_old, p_v, idx, vshape, me, _copied = node
     if p_v is not None:

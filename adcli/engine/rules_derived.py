@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from .core import Tracer, node_kind, record
+from .tape import parent_at
 from .derive import derive
 from .mutation import _pb_getitem, viewing
 from .registry import defnative
@@ -25,7 +26,7 @@ def _ndim(x):
 # --- native helpers -------------------------------------------------------------------------
 
 
-@node_kind(output=None)
+@node_kind(output=None, parents=parent_at(1))
 def _pb_diagonal(node, g, acc):
     _, p, shape, dtype, offset, axis1, axis2 = node
     buf = acc.buffer(p, shape, dtype)
@@ -46,7 +47,7 @@ def _diagonal(a, offset=0, axis1=0, axis2=1):
     return viewing(a, t, lambda r: _diagonal(r, offset, axis1, axis2))
 
 
-@node_kind(output=6)
+@node_kind(output=6, parents=parent_at(1))
 def _pb_repeat(node, g, acc):
     _, p, shape, dtype, source, axis, _ans = node
     buf = acc.buffer(p, shape, dtype)  # any layout: never reshape it (that may copy)

@@ -31,6 +31,7 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from .core import Primitive, Tracer, _parents, apply, kept, node_kind, record
+from .tape import parent_at, parents_at
 from .registry import defnative
 from .rules_contract import cast_like
 from .sums import unbroadcast
@@ -43,7 +44,7 @@ def _T(x):
     return np.swapaxes(x, -1, -2)
 
 
-@node_kind(output=5)
+@node_kind(output=5, parents=parent_at(1))
 def _pb_part(node, g, acc):
     _, p, like, vjp, saved, _ans = node
     acc.add(p, cast_like(vjp(np.asarray(g), *saved), like))
@@ -124,7 +125,7 @@ def _solve_da_of(gb, ans, a, b):
     return unbroadcast(-gb[..., :, None] * ans[..., None, :] if np.ndim(b) == 1 else -gb @ _T(ans), a)
 
 
-@node_kind(output=2)
+@node_kind(output=2, parents=parents_at(1))
 def _pb_solve(node, g, acc):
     # the engine's node for np.linalg.solve: one solve serves both arguments when both are traced
     _, parents, ans, a, b = node

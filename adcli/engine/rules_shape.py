@@ -10,6 +10,7 @@ import numpy as np
 from ..errors import UnsupportedError
 from . import hooks
 from .core import Primitive, Tracer, apply, mixed_tapes, node_kind, record
+from .tape import no_parents, parent_at, parents_at
 from .mutation import setitem, viewing
 from .registry import defnative
 from .rules_elementwise import nondiff
@@ -40,13 +41,13 @@ ASTYPE = Primitive(
 )
 
 
-@node_kind(output=4)
+@node_kind(output=4, parents=parent_at(1))
 def _pb_reshape(node, g, acc):
     _, p, shape, order, _made = node
     acc.add(p, g.reshape(shape, order=order) if type(g) is ndarray else np.reshape(g, shape, order=order))
 
 
-@node_kind(output=4)
+@node_kind(output=4, parents=parent_at(1))
 def _pb_transpose(node, g, acc):
     _, p, inverse, _, _made = node
     acc.add(p, g.transpose(inverse) if type(g) is ndarray else np.transpose(g, inverse))
@@ -208,7 +209,7 @@ def _astype_function(x, dtype, /, *, copy=True, device=None):
 
 
 # --- joining ---
-@node_kind(output=4)
+@node_kind(output=4, parents=parents_at(1))
 def _pb_concat(node, g, acc):
     _, parents, bounds, axis, _ans = node
     for (k, p) in parents:
@@ -241,7 +242,7 @@ def _one_tape(items):
     return next(iter(tapes.values()))
 
 
-@node_kind(output=3)
+@node_kind(output=3, parents=parents_at(1))
 def _pb_stack(node, g, acc):
     _, parents, axis, _ans = node
     lead = (slice(None),) * axis
@@ -320,7 +321,7 @@ def _sort_fwd(x, axis, kind):
     return ans, order
 
 
-@node_kind(output=6)
+@node_kind(output=6, parents=parent_at(1))
 def _pb_sort(node, g, acc):
     _, p, order, axis, shape, dtype, _ans = node
     c = np.zeros(shape, dtype)
@@ -380,7 +381,7 @@ for _f in _PLAIN:
 
 # --- new arrays from a traced one: constant values, but traced so that later assignment into
 # them is recorded (y = np.empty_like(x); y[i] = ... is the naive_map benchmark) ---
-@node_kind(output=1)
+@node_kind(output=1, parents=no_parents)
 def _pb_const(node, g, acc):
     pass
 

@@ -7,12 +7,55 @@ is its pullback, called as ``node[0](node, g, acc)``: it receives the cotangent 
 node's value and adds its parents' shares into the accumulator ``acc`` (``acc.add(parent, c)``,
 or by writing into ``acc.buffer(...)`` for rules that accumulate in place). Keeping the rest of
 the tuple opaque lets every rule store exactly what its pullback needs, and nothing more; each
-pullback declares which slot holds the value its node made (``core.node_kind``).
+pullback declares (:func:`node_kind`) which slot holds the value its node made and where its
+parents' indices are, so that a reader (the profiler) can ask a node what it made and what it
+depends on without knowing its layout.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
+
+
+def node_kind(output: int | None, parents: Callable[[tuple], tuple]):
+    """Decorator for a pullback, which names a kind of tape node (its first slot): ``output``
+    is the index in the node tuple of the value the node made, for a profiler counting the
+    arrays a forward pass allocates (None when the node made a view, or nothing new);
+    ``parents(node)`` gives the indices of the values the node was computed from (those its
+    pullback can send a cotangent to): see the helpers below."""
+
+    def declare(pullback):
+        pullback.output_at = output
+        pullback.parents_of = parents
+        return pullback
+
+    return declare
+
+
+def parent_at(*slots: int) -> Callable[[tuple], tuple]:
+    """A kind whose node holds a parent index at each of ``slots`` (None: not traced)."""
+    if len(slots) == 1:
+        (slot,) = slots
+        return lambda node: (node[slot],)
+    return lambda node: tuple(node[s] for s in slots if node[s] is not None)
+
+
+def parents_at(slot: int) -> Callable[[tuple], tuple]:
+    """A kind whose node holds at ``slot`` a tuple of parent entries: indices (None for an
+    argument that is not traced), or tuples ending with the index ((argnum, index), ...)."""
+    def of(node: tuple) -> tuple:
+        return tuple(p[-1] if type(p) is tuple else p for p in node[slot] if p is not None)
+    return of
+
+
+def no_parents(node: tuple) -> tuple:
+    """A kind whose node depends on nothing traced (a constant)."""
+    return ()
+
+
+def node_parents(node: tuple) -> tuple:
+    """The indices of the values ``node`` was computed from (a leaf, None, has none)."""
+    return () if node is None else node[0].parents_of(node)
 
 
 class ClosedTapeError(RuntimeError):

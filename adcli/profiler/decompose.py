@@ -50,8 +50,10 @@ from ..engine.grad import vjp
 from ..engine.hooks import Session
 from ..engine.rules_linalg import CHOLESKY, _pb_solve, _solve_da_of, _solve_gb, solve
 from ..engine.sums import unbroadcast
+from ..engine.tape import node_parents
 from ..engine.triangular import scipy_linalg, triangle
 from ..measure import stable_median
+from .chains import carried, recurrent
 
 _perf = time.perf_counter
 
@@ -69,11 +71,19 @@ class _Timed(Session):
         self.lean: list = []  # each node's share of its data work a closed-form pullback needs (see _lean)
         self.kinds: set = set()
         self.ops: list = []  # each node's ((kind, output shape), differentiated arguments)
+        self.chain = 0  # the longest run of nodes each computed from the last (see _Timed.backward)
         self._tiny: dict = {}
         self._tiny_fwd: dict = {}
 
     def backward(self, tape, acc, start: int) -> None:
         nodes, grads, times, work, kinds = tape.nodes, acc.grads, self.times, self.work, self.kinds
+        # The critical path: each node's longest chain of dependent nodes to the output, complete
+        # when the node is reached (its consumers come later on the tape, so were visited first).
+        # A time loop's steps each need the last (a chain as long as the loop); a map's elements
+        # do not (chains as long as one element's work): only a map's forward can be vectorised.
+        # Additions into an accumulator and writes into an array's next version add no step (a
+        # sum over a loop is np.sum; y[i] = f(x[i]) in a loop is a map).
+        height = {start: 1}
         for i in range(start, -1, -1):  # engine.tape.backward, with a timer around each pullback
             g = grads[i]
             if g is None:
@@ -82,6 +92,14 @@ class _Timed(Session):
             if node is None:
                 continue
             grads[i] = None
+            h = height.pop(i, 1)
+            if h > self.chain:
+                self.chain = h
+            passed = carried(node)
+            for p in node_parents(node):
+                hp = h if p in passed else h + 1
+                if height.get(p, 0) < hp:
+                    height[p] = hp
             w = _work(node, g)
             if w is not None:  # the faster of two runs: the first may find the VJP's data out of the caches
                 w = min(w, _work(node, g))
@@ -369,6 +387,7 @@ class Decomposition:
     vector_pullback_s: float
     nodes: int
     operations: int
+    chain: int | None = None  # the longest chain of nodes each computed from the last (the critical path)
     work_s: float | None = None  # the pullbacks' NumPy work alone (their VJP expressions)
     lean_pullback_s: float | None = None  # the part of vector_pullback_s a closed-form pullback needs
     closed_fixed_s: float | None = None  # the per-call cost a closed-form pullback pays besides that
@@ -395,11 +414,16 @@ def decompose(grad, args, runs: int = 3, derived_s: float | None = None) -> Deco
     work = np.minimum(np.maximum(np.asarray(best.work, dtype=float) - cal.timer_s, 0.0), times)
     fixed = np.asarray([cal.small_work_s if f is None else max(f - cal.timer_s, 0.0) for f in best.fixed], dtype=float)
     vector = np.maximum(work - fixed, 0.0)
-    closed: dict = {}  # each operation once: the least of its VJPs' fixed cost and a NumPy call per argument
-    for (op, differentiated), f in zip(best.ops, fixed):
-        closed[op] = min(closed.get(op, f), f, differentiated * cal.call_s)
+    # A closed-form pullback's per-call cost: each operation once, the least of its VJPs' fixed
+    # cost and a NumPy call per argument; in a recurrence (recurrent(): steps that each need the
+    # last), once per step, so once per node.
+    closed: dict = {}
+    serial = recurrent(len(best.times), len(best.kinds), best.chain)
+    for k, ((op, differentiated), f) in enumerate(zip(best.ops, fixed)):
+        key = k if serial else op
+        closed[key] = min(closed.get(key, f), f, differentiated * cal.call_s)
     return Decomposition(pullback_s=float(times.sum()) * pace, vector_pullback_s=float(vector.sum()) * pace,
-                         nodes=len(best.times), operations=len(best.kinds), work_s=float(work.sum()) * pace,
+                         nodes=len(best.times), operations=len(best.kinds), chain=best.chain, work_s=float(work.sum()) * pace,
                          lean_pullback_s=float((vector * np.asarray(best.lean, dtype=float)).sum()) * pace,
                          closed_fixed_s=float(sum(closed.values())) * pace)
 

@@ -122,7 +122,7 @@ def replay(sig, budget: float = 0.2, seed: int = 0) -> Replay:
     result.pullback_s, result.vector_pullback_s, result.work_s = parts.pullback_s, parts.vector_pullback_s, parts.work_s
     result.lean_pullback_s, result.closed_fixed_s = parts.lean_pullback_s, parts.closed_fixed_s
     result.floor_pullback_s = _floor_pullback(fn, args, kwargs, argnums)
-    result.nodes, result.operations = parts.nodes, parts.operations
+    result.nodes, result.operations, result.chain = parts.nodes, parts.operations, parts.chain
     result.lines, result.rule_call_s = source_lines(fn), calibration().rule_call_s
     return result
 

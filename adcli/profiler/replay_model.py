@@ -31,7 +31,8 @@ class ImportTrial:
                 "rule_peak_bytes": self.rule_peak_bytes, "verification": self.verification, "error": self.error}
 
 
-DECOMPOSITION = {"pullback_s": float, "vector_pullback_s": float, "nodes": int, "operations": int, "lines": int,
+DECOMPOSITION = {"pullback_s": float, "vector_pullback_s": float, "nodes": int, "operations": int, "chain": int,
+                 "lines": int,
                  "rule_call_s": float, "work_s": float, "lean_pullback_s": float, "closed_fixed_s": float,
                  "floor_pullback_s": float,
                  # in the program (replay.in_program): seconds per run of the gradients that call it
@@ -56,6 +57,7 @@ class Replay:
     vector_pullback_s: float | None = None  # the part of it that scales with data
     nodes: int | None = None  # tape nodes per call
     operations: int | None = None  # distinct kinds of operation recorded
+    chain: int | None = None  # the critical path: the longest chain of nodes each computed from the last
     lines: int | None = None  # source lines of a user function
     rule_call_s: float | None = None  # what the engine adds to a call one rule serves
     work_s: float | None = None  # the pullbacks' NumPy work alone (their VJP expressions)

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..engine import library
 from ..engine.core import Tracer, kept, make_tracer, mixed_tapes, node_kind
+from ..engine.tape import parent_at, parents_at
 from ..engine.descriptors import parse_descriptor
 from ..engine.fills import call_plain, unfill
 from ..engine.pytree import flatten
@@ -118,7 +119,7 @@ class Rule:
         return type(ans)(*outs) if hasattr(ans, "_fields") else tuple(outs)
 
 
-@node_kind(output=None)
+@node_kind(output=None, parents=parent_at(1))
 def _pb_pick(node, g, acc):
     _, me, k, n = node
     slot = acc.grads[me]
@@ -127,7 +128,7 @@ def _pb_pick(node, g, acc):
     slot[k] = g if slot[k] is None else slot[k] + g
 
 
-@node_kind(output=5)
+@node_kind(output=5, parents=parents_at(2))
 def _pb_rule(node, g, acc):
     _, rule, parents, pullback, plain, ans = node
     if isinstance(ans, tuple):  # g is the list _pb_pick filled: zeros for unused outputs
