@@ -260,8 +260,8 @@ def suggest(profiles, fmt, sort, show_all, tier, output, force, **options) -> No
     if output is not None:  # before any work: nothing half-done
         check_output(output, profile_files(profiles or (DEFAULT_PROFILE,)), force)
     advice = app.advise(profiles, _thresholds(options), sort=sort, show_all=show_all, tier=tier)
-    if fmt == "json" and advice.summary.get("problems"):  # the JSON is a list (the contract): say it here
-        click.echo(f"adcli: warning: advice from an incomplete profile: {safe('; '.join(advice.summary['problems']))}",
+    if fmt == "json" and advice.summary.problems:  # the JSON is a list (the contract): say it here
+        click.echo(f"adcli: warning: advice from an incomplete profile: {safe('; '.join(advice.summary.problems))}",
                    err=True)
     if fmt == "json" and nothing_to_suggest(advice):  # the JSON is [], the reason a note
         _note(f"adcli: {nothing_to_suggest(advice)}")

@@ -15,6 +15,7 @@ from typing import Callable
 import numpy as np
 
 _perf = time.perf_counter
+_cpu = time.process_time  # the process's CPU time (all its threads): see alternating_rounds
 
 
 ON_CALL: list = []  # callbacks run after each timed call (a progress display counting replayed calls)
@@ -49,14 +50,62 @@ def stable_median(fn, budget: float = 0.2, min_repeats: int = 5, max_repeats: in
 
 def alternating_medians(fns: list, budget: float = 0.2, min_rounds: int = 5, max_rounds: int = 500,
                         quantile: float = 0.25, group_s: float = 2e-3, calls: list | None = None) -> list[float]:
-    """Seconds of one call of each of ``fns``, sampled in turn (a group of calls of each per
-    round) until ``budget`` seconds are spent: a machine that slows down for a while slows every
-    one of them, so their differences stay true. Each round calls a function as many times in a
-    row as last about ``group_s`` (at least once), so that each is timed with its own data in the
-    caches, as a program calling it in a loop runs it, not after another's memory traffic. Each
-    is the ``quantile`` of its samples (the lower quartile: a busy machine only ever adds time, so
-    the faster samples are the call's own cost; the median when ``quantile`` is 0.5). Garbage
-    collection is off while timing."""
+    """Seconds of one call of each of ``fns``, sampled in turn (:func:`alternating_rounds`):
+    each is the ``quantile`` of its samples (the lower quartile: a busy machine only ever adds
+    time, so the faster samples are the call's own cost; the median when ``quantile`` is 0.5)."""
+    rounds = alternating_rounds(fns, budget, min_rounds, max_rounds, group_s)
+    if calls is not None:
+        calls[:] = rounds.calls
+    return [rounds.quantile(k, quantile) for k in range(len(fns))]
+
+
+@dataclass
+class Rounds:
+    """Seconds of one call of each function, round by round, timed in turn: ``seconds[k][r]``
+    for function ``k`` in round ``r``. ``clock`` says which clock timed them ("cpu": the
+    process's CPU time, which a busy machine does not inflate; "wall": elapsed time, for calls
+    that ran on more than one core)."""
+
+    seconds: list
+    clock: str
+    calls: list
+
+    def quantile(self, k: int, q: float = 0.5) -> float:
+        return float(np.quantile(self.seconds[k], q))
+
+    def difference(self, a: int, b: int, level: float = 0.9) -> tuple[float, float, float]:
+        """How much longer a call of ``a`` takes than one of ``b``: the median of the per-round
+        differences (each round times both within milliseconds: a machine that slows down slows
+        both), and a distribution-free ``level`` confidence interval for it (order statistics
+        of the differences; their whole range below 9 rounds)."""
+        d = np.sort(np.subtract(self.seconds[a], self.seconds[b]))
+        n = len(d)
+        half = _Z[level] * n ** 0.5 / 2
+        lo, hi = int(np.floor(n / 2 - half)), int(np.ceil(n / 2 + half)) - 1
+        lo, hi = max(lo, 0), min(hi, n - 1)
+        return float(np.median(d)), float(d[lo]), float(d[hi])
+
+
+_Z = {0.8: 1.2816, 0.9: 1.6449, 0.95: 1.96}
+
+
+def alternating_rounds(fns: list, budget: float = 0.2, min_rounds: int = 5, max_rounds: int = 500,
+                       group_s: float = 2e-3, more=None, extra: float = 0.0) -> Rounds:
+    """Time each of ``fns`` in turn (a group of calls of each per round) until ``budget``
+    seconds are spent: a machine that slows down for a while slows every one of them, so their
+    differences stay true. Each round calls a function as many times in a row as last about
+    ``group_s`` (at least once), so that each is timed with its own data in the caches, as a
+    program calling it in a loop runs it, not after another's memory traffic. Garbage
+    collection is off while timing.
+
+    Each group is timed on two clocks: elapsed time and the process's CPU time. Single-threaded
+    work is reported in CPU time, which other processes on a loaded machine do not inflate (one
+    replay measured derived/primal 6.3-8.0 in elapsed time, 3.5 in CPU time); when the calls
+    ran on more than one core (CPU time over 1.15x the elapsed: a threaded BLAS), in elapsed
+    time.
+
+    ``more(rounds) -> bool``: once ``budget`` is spent, asked after each further round whether
+    to go on (an interval not yet narrow enough), for up to ``extra`` seconds more."""
     groups = []
     for fn in fns:
         fn()  # warm caches
@@ -66,24 +115,40 @@ def alternating_medians(fns: list, budget: float = 0.2, min_rounds: int = 5, max
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        times: list[list[float]] = [[] for _ in fns]
+        wall: list[list[float]] = [[] for _ in fns]
+        cpu: list[list[float]] = [[] for _ in fns]
         start = _perf()
         rounds = 0
-        while rounds < max_rounds and (rounds < min_rounds or _perf() - start < budget):
-            for fn, k, out in zip(fns, groups, times):
-                t0 = _perf()
+        while rounds < max_rounds:
+            spent = _perf() - start
+            if rounds >= min_rounds and spent >= budget:
+                if more is None or spent >= budget + extra or not more(_chosen(wall, cpu, groups)):
+                    break
+            for fn, k, w, c in zip(fns, groups, wall, cpu):
+                c0, t0 = _cpu(), _perf()
                 for _ in range(k):
                     fn()
-                out.append((_perf() - t0) / k)
+                t1, c1 = _perf(), _cpu()
+                w.append((t1 - t0) / k)
+                c.append((c1 - c0) / k)
             rounds += 1
             if ON_CALL:
                 _called()
     finally:
         if was_enabled:
             gc.enable()
-    if calls is not None:
-        calls[:] = [k * len(t) for k, t in zip(groups, times)]
-    return [float(np.quantile(t, quantile)) for t in times]
+    return _chosen(wall, cpu, groups)
+
+
+def _chosen(wall: list, cpu: list, groups: list) -> Rounds:
+    calls = [k * len(t) for k, t in zip(groups, wall)]
+    total_wall, total_cpu = sum(map(sum, wall)), sum(map(sum, cpu))
+    if total_wall > 0 and total_cpu <= _THREADED * total_wall:
+        return Rounds(cpu, "cpu", calls)
+    return Rounds(wall, "wall", calls)
+
+
+_THREADED = 1.15  # CPU time over elapsed time above which the calls ran on more than one core
 
 
 def peak_bytes(fn) -> int:

@@ -138,7 +138,7 @@ def run_case(path: Path, budget: float, thresholds: Thresholds) -> list[dict]:
     finally:
         measure.ON_CALL.remove(pace)
     suggestions, summary = suggest([profile], thresholds)
-    total = max(summary["gradient_s"], 1e-12)  # the advisor's seconds: without the profiler when replayed
+    total = max(summary.gradient_s, 1e-12)  # the advisor's seconds: without the profiler when replayed
     imports = [s for s in suggestions if s.action == IMPORT]
     rows = []
     modname = f"bench_advice_{stem}"

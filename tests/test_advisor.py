@@ -56,7 +56,7 @@ def test_import_when_a_verified_library_rule_saves_enough():
     [s], summary = suggest([p], Thresholds(fallback_factor=3.0))
     assert s.action == "import" and s.rule_measured and s.rule_s == 0.004
     assert s.saving_s == pytest.approx(10 * (0.01 - 0.004)) and s.share == pytest.approx(0.6)
-    assert "calibrated on 1 imported rule" in summary["factor_basis"] and summary["factor"] == pytest.approx(2.0)
+    assert "calibrated on 1 imported rule" in summary.factor_basis and summary.factor == pytest.approx(2.0)
 
 
 def test_hand_write_when_no_library_rule_exists_and_the_estimate_saves_enough():
@@ -77,11 +77,11 @@ def test_an_import_far_costlier_than_a_direct_rule_is_advised_against():
                 primal=0.001, imports=[imp("numpy.linalg.solve", 0.002)])]
     p = profile(sigs, node(0, 0, [node(1, 100), node(2, 1)]), total=0.1)
     suggestions, summary = suggest([p], Thresholds(import_tolerance=1.5))
-    assert summary["factor"] == pytest.approx(2.0)
+    assert summary.factor == pytest.approx(2.0)
     [s] = [x for x in suggestions if str(x.signature) == "numpy.sum(f64[1d])"]
     assert s.action == "hand-write"
     assert any("importing is not the best way" in r for r in s.reasons)
-    assert s.rule_s == pytest.approx(summary["factor"] * 0.00001)
+    assert s.rule_s == pytest.approx(summary.factor * 0.00001)
 
 
 def test_an_import_that_allocates_more_than_a_direct_rule_is_advised_against():
@@ -133,7 +133,7 @@ def test_the_innermost_function_that_saves_most_of_its_callers_saving_is_advised
     assert got["__main__.helper(f64[1d])"].action == "hand-write"
     loss = got["__main__.loss(f64[1d])"]
     assert loss.action == "keep-derived" and any("smaller rules are the lighter burden" in r for r in loss.reasons)
-    assert any(r.startswith(("a hand-written rule for it", "an imported rule for it")) for r in loss.reasons), loss.reasons
+    assert loss.reasons[0].startswith("kept derived: a hand-written rule would save"), loss.reasons
     # unless the caller's rule saves much more than the functions inside it
     got = by_sig(suggest([p], Thresholds(fallback_factor=3.0, nest_share=0.95))[0])
     assert got["__main__.loss(f64[1d])"].action == "hand-write"
@@ -166,7 +166,7 @@ def test_several_profiles_are_aggregated():
                             primal=0.002, imports=[imp("numpy.kron", 0.004)])], node(0, 0, [node(1, calls)]),
                        total=0.01 * calls)
     [s], summary = suggest([one(2), one(3)])
-    assert s.calls == 5 and summary["profiles"] == 2
+    assert s.calls == 5 and summary.profiles == 2
     assert s.saving_s == pytest.approx(5 * 0.006)
 
 
@@ -260,17 +260,18 @@ def test_when_the_differentiated_function_was_replayed_the_program_measurements_
     # f (handed to grad) replays at 0.5 s per gradient without the profiler (1 s profiled);
     # kron's import saves 40% of a call alone (0.1 -> 0.06) but, timed in the program, the
     # gradient of f goes from 0.5 s to 0.4 s with it: 20% of the gradient, as measured there
-    sigs = [sig(1, "numpy.kron(f64[2d], f64[2d])", calls=5, time=0.8, derived=0.1, primal=0.09,
+    sigs = [sig(1, "numpy.kron(f64[2d], f64[2d])", calls=5, time=0.8, derived=0.1, primal=0.02,
                 imports=[imp("numpy.kron", 0.06)]),
             sig(2, "__main__.f(f64[2d])", kind="user", time=1.0, derived=0.5, primal=0.3)]
     sigs[0]["replay"].update(program_s=0.5, program_import_s=0.4)
-    suggestions, summary = suggest([profile(sigs, node(0, 0, [node(2, 1, [node(1, 5)])]), total=1.0)])
+    th = Thresholds(handwrite_burden=0.9)  # (a hand-written rule is estimated at the import's cost: no contest)
+    suggestions, summary = suggest([profile(sigs, node(0, 0, [node(2, 1, [node(1, 5)])]), total=1.0)], th)
     s = by_sig(suggestions)["numpy.kron(f64[2d], f64[2d])"]
-    assert summary["gradient_s"] == pytest.approx(0.5) and summary["profiled_s"] == pytest.approx(1.0)
+    assert summary.gradient_s == pytest.approx(0.5) and summary.profiled_s == pytest.approx(1.0)
     assert s.action == "import" and s.saving_s == pytest.approx(0.1) and s.share == pytest.approx(0.2)
     assert any("0.4 s per run with it against 500 ms derived" in r or "400 ms per run with it" in r for r in s.reasons)
     del sigs[0]["replay"]["program_s"], sigs[0]["replay"]["program_import_s"]  # not measured: the replay's numbers
-    s = by_sig(suggest([profile(sigs, node(0, 0, [node(2, 1, [node(1, 5)])]), total=1.0)])[0])["numpy.kron(f64[2d], f64[2d])"]
+    s = by_sig(suggest([profile(sigs, node(0, 0, [node(2, 1, [node(1, 5)])]), total=1.0)], th)[0])["numpy.kron(f64[2d], f64[2d])"]
     assert s.saving_s == pytest.approx(5 * 0.04) and s.share == pytest.approx(0.4)
 
 
@@ -330,7 +331,7 @@ def test_a_replay_far_slower_than_the_live_call_is_flagged():
 def test_over_several_programs_a_library_rule_worth_it_in_one_is_advised():
     # kron saves 30% of program A's gradient but A is small next to B (no kron): over both, the
     # saving is under the import burden of the total, yet the rule serves every program: advise it
-    a = profile([sig(1, "numpy.kron(f64[2d], f64[2d])", calls=5, time=0.01, derived=0.002, primal=0.0015,
+    a = profile([sig(1, "numpy.kron(f64[2d], f64[2d])", calls=5, time=0.01, derived=0.002, primal=0.001,
                      imports=[imp("numpy.kron", 0.0014)])], node(0, 0, [node(1, 5)]), total=0.01)
     b = profile([sig(1, "numpy.sum(f64[2d])", served="native", time=10.0)], node(0, 0, [node(1, 1)]), total=10.0)
     [kron] = suggest([a, b])[0]
@@ -368,9 +369,9 @@ def test_a_saving_never_exceeds_the_gradient_time():
     sigs = [sig(1, "__main__.g(f64[2d])", kind="user", time=0.9, derived=0.5, primal=0.001),
             sig(2, "__main__.f(f64[2d])", kind="user", time=1.0, derived=0.1, primal=0.002)]
     suggestions, summary = suggest([profile(sigs, node(0, 0, [node(2, 1, [node(1, 1)])]), total=1.0)])
-    assert summary["gradient_s"] == pytest.approx(0.1)
+    assert summary.gradient_s == pytest.approx(0.1)
     for s in suggestions:
-        assert s.saving_s <= summary["gradient_s"] * (1 + 1e-9) and s.share <= 1.0 + 1e-9
+        assert s.saving_s <= summary.gradient_s * (1 + 1e-9) and s.share <= 1.0 + 1e-9
     [s] = [s for s in suggestions if s.action == "hand-write"]
     assert s.share == pytest.approx(1.0) and any("counted as the whole" in r for r in s.reasons)
 
@@ -426,9 +427,9 @@ def test_the_minimal_rules_zero_gradients_are_not_counted_twice():
     assert before.saving_s == pytest.approx(0.5 - (0.2 + 0.05 + 0.01 - scalar))
     assert after.saving_s == pytest.approx(0.5 - (0.2 - 0.03 + 0.05 + 0.01 - scalar))
     # per run (one call): 0.5 s derived, 0.2 s with the minimal rule, 0.03 s of which its zeros
-    assert any("take 500 ms per run, 200 ms with a minimal rule for it" in r and "30 ms of it making the zeros, which "
-               f"the pullback work replaces), so a hand-written rule is estimated to leave {duration(0.5 - after.saving_s)}"
-               in r for r in after.reasons), after.reasons
+    assert any("take 500 ms per run, 200 ms with a minimal rule for it (30 ms of it making the zeros)" in r
+               for r in after.reasons), after.reasons
+    assert any(r.startswith(f"rule {duration(after.rule_s)} per call, estimated") for r in after.reasons), after.reasons
 
 
 def test_a_closed_forms_per_call_cost_is_the_measured_one_per_distinct_operation():

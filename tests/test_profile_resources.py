@@ -293,18 +293,18 @@ def _tree_visits(n: int, monkeypatch) -> int:
 
     sigs = [stats(i + 1, f"m.f{i}(f64[1d])", calls=1, time=0.001, derived=0.01) for i in range(n)]
     profile = Profile.from_json(document(sigs, total=n * 0.001))
-    real = choose.merged_tree
+    real = choose.call_tree
 
     def counted(profiles):
         tree, stack = real(profiles), []
         stack.append(tree)
         while stack:
             node = stack.pop()
-            node["children"] = CountingChildren(node["children"])
-            stack.extend(node["children"].values())
+            node.children = CountingChildren(node.children)
+            stack.extend(node.children.values())
         return tree
 
-    monkeypatch.setattr(choose, "merged_tree", counted)
+    monkeypatch.setattr(choose, "call_tree", counted)
     CountingChildren.visits[0] = 0
     suggest([profile])
     return CountingChildren.visits[0]

@@ -49,6 +49,14 @@ class Cost:
     program_import_s: float | None = None
     program_floor_s: float | None = None
     program_alone_s: float | None = None  # per call, its own gradient in those rounds (calls-weighted mean)
+    # what the import / a minimal rule saves per run there: median and 90% interval of the
+    # paired rounds (Replay.*_gap_*), summed over the profiles like program_s
+    import_gap_s: float | None = None
+    import_gap_lo_s: float | None = None
+    import_gap_hi_s: float | None = None
+    floor_gap_s: float | None = None
+    floor_gap_lo_s: float | None = None
+    floor_gap_hi_s: float | None = None
     in_program: bool = False  # the advisor uses the program_* measurements (set with replayed_units)
     # program seconds -> the advisor's: the replayed time of the roots that call it over program_s
     # (measured at another moment; a share of program_s is what the program measurement says)
@@ -180,6 +188,9 @@ class Cost:
         return [i for i in self.imports if i.outcome is ImportOutcome.DISAGREES]
 
 
+GAPS = ("import_gap_s", "import_gap_lo_s", "import_gap_hi_s", "floor_gap_s", "floor_gap_lo_s", "floor_gap_hi_s")
+
+
 def aggregate(profiles: list[Profile]) -> tuple[dict, float]:
     """Signature -> Cost, and the total gradient time, over all ``profiles``."""
     costs: dict = {}
@@ -194,6 +205,8 @@ def aggregate(profiles: list[Profile]) -> tuple[dict, float]:
             c.gradient_s += s.gradient_s
             if s.output is not None and c.output in (None, "value", "tuple"):
                 c.output = s.output
+            if s.lines is not None:
+                c.lines = max(c.lines or 0, s.lines)
             c.alloc_bytes += s.allocs.bytes
             r = s.replay
             if r is not None and not r.measured and r.error and c.replay_error is None:
@@ -215,7 +228,7 @@ def aggregate(profiles: list[Profile]) -> tuple[dict, float]:
                     value, old = getattr(r, attr), getattr(c, attr)
                     setattr(c, attr, None if value is None or (c.measured and old is None) else (
                         ((old or 0.0) * c._weight + value * w) / (c._weight + w)))
-                for attr in ("program_s", "program_import_s", "program_floor_s"):
+                for attr in ("program_s", "program_import_s", "program_floor_s", *GAPS):
                     value, old = getattr(r, attr), getattr(c, attr)
                     setattr(c, attr, None if value is None or (c.measured and old is None) else (old or 0.0) + value)
                 for attr in ("nodes", "operations", "chain", "lines"):
@@ -237,56 +250,25 @@ def aggregate(profiles: list[Profile]) -> tuple[dict, float]:
     return costs, total
 
 
-def merged_tree(profiles: list[Profile]) -> dict:
-    """The profiles' call trees merged by signature path: {signature: {"calls", "children"}}."""
-    root: dict = {"calls": 0, "children": {}}
-    for p in profiles:
-        names = {s.id: s.signature for s in p.signatures}
-        stack = [(p.tree, root)]
-        while stack:
-            node, into = stack.pop()
-            for child in node.children:
-                name = names.get(child.sig)
-                if name is None:
-                    continue
-                slot = into["children"].setdefault(name, {"calls": 0, "children": {}})
-                slot["calls"] += child.calls
-                stack.append((child, slot))
-    return root
-
-
-def walk(tree: dict) -> list:
-    """Every ``(signature, node)`` of a merged tree, in pre-order (a caller before its callees),
-    without recursion. The advisor's one walk of the whole tree: the test of its scaling counts
-    the calls of this function."""
-    out: list = []
-    stack = list(tree["children"].items())[::-1]
-    while stack:
-        name, node = stack.pop()
-        out.append((name, node))
-        stack.extend(list(node["children"].items())[::-1])
-    return out
-
-
 def plain_times(costs: dict, tree: dict) -> tuple[float | None, dict]:
     """The gradient time per run without the profiler: the replayed derived time of the
     functions handed to ``grad`` (the merged tree's roots) times their calls, None unless every
     root was replayed; and signature -> the part of it spent in the roots whose calls reach it
     (empty when the total is None)."""
     total, out = 0.0, {}
-    for name, node in tree["children"].items():
+    for name, node in tree.children.items():
         c = costs.get(name)
         if c is None or not c.measured or not c.derived_s:
             return None, {}
-        t = node["calls"] * c.derived_s
+        t = node.calls * c.derived_s
         total += t
-        stack, seen = [(name, node)], set()
+        stack, seen = [node], set()
         while stack:
-            k, n = stack.pop()
-            if k not in seen:
-                seen.add(k)
-                out[k] = out.get(k, 0.0) + t
-            stack.extend(n["children"].items())
+            n = stack.pop()
+            if n.signature not in seen:
+                seen.add(n.signature)
+                out[n.signature] = out.get(n.signature, 0.0) + t
+            stack.extend(n.children.values())
     return (total, out) if total else (None, {})
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..advisor import KEEP_DERIVED, Suggestion, suggest
+from ..advisor import KEEP_DERIVED, AdviceSummary, Suggestion, suggest
 from ..advisor.config import Thresholds, thresholds
 from ..errors import AdcliError
 from ..profiler.model import ProfileError
@@ -18,7 +18,7 @@ class Advice:
     """The advisor's ranked suggestions for some profiles (keep-derived ones included)."""
 
     suggestions: list[Suggestion]
-    summary: dict
+    summary: AdviceSummary
     thresholds: Thresholds
     show_all: bool = False
     tier: str | None = None  # only this tier's suggestions ("library" or "user"), None: both
@@ -62,7 +62,7 @@ def advise_profiles(loaded: list, th: Thresholds, names=None, sort: str = "savin
             "ended before the replays), so there are no primal times or measured costs to weigh rules against; "
             "run `adcli profile` again without --no-replay")
     suggestions, summary = suggest(loaded, th, sort=sort)
-    summary["problems"] = [f"{path}: {problem}" if len(loaded) > 1 else problem
+    summary.problems = [f"{path}: {problem}" if len(loaded) > 1 else problem
                            for path, prof in zip(paths, loaded) for problem in prof.problems()]
     return Advice(suggestions, summary, th, show_all, tier)
 

@@ -202,7 +202,7 @@ def _replays(profile: Profile, session: Session, budget: float, progress, total_
         except Exception:  # noqa: BLE001 - the what-ifs refine the advice; the replays stand without them
             for s in profile.signatures:
                 if s.replay is not None:
-                    s.replay.program_s = s.replay.program_import_s = s.replay.program_floor_s = s.replay.program_alone_s = None
+                    s.replay.forget_program()
     hidden = (out.getvalue() + err.getvalue()).count("\n")
     if hidden:
         profile.notes.append(f"the replays re-ran your functions; the {hidden} line(s) they printed were hidden")

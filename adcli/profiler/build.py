@@ -3,6 +3,7 @@ inclusive and self values, and the per-signature totals (docs/profile-format.md)
 
 from __future__ import annotations
 
+from .decompose import source_lines
 from .model import Allocs, CallTree, Profile, Sample, SignatureStats, Totals
 from .samples import encode
 from .session import Session
@@ -63,6 +64,7 @@ def build(session: Session, meta: dict) -> tuple[Profile, dict]:
         s.sample = _sample(obs, arrays)
         s.traced = None if obs.traced is None else list(obs.traced)
         s.output = obs.output
+        s.lines = source_lines(obs.func) if obs.kind == "user" and obs.func is not None else None
         signatures.append(s)
     totals = Totals(session.gradients, session.forward_s, session.reverse_s, session.profiled_gradients)
     return Profile(totals=totals, signatures=signatures, tree=out_root, **meta), arrays

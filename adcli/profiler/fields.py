@@ -11,8 +11,16 @@ MAX_INT = 2**64  # any integer in a profile, in magnitude (a uint64 sample scala
 MAX_NESTING = 100  # levels of containers in a signature's types or a sample's encoding
 MAX_PROFILE_BYTES = 32 * 2**20  # the JSON document
 MAX_JSON_VALUES = 4_000_000  # values and containers in it (each costs 50-70 bytes once parsed)
+
+
+class Signed(float):
+    """The kind of a field holding a difference of times (a rule that saves a negative time):
+    seconds from -MAX_SECONDS to MAX_SECONDS."""
+
+
 KIND_NAMES = {int: f"a count (an integer from 0 to {MAX_COUNT})", float: f"a time (seconds from 0 to {MAX_SECONDS:g})",
-              str: "a string", bool: "true or false", dict: "an object", list: "a list"}
+              Signed: f"a difference of times (seconds from -{MAX_SECONDS:g} to {MAX_SECONDS:g})", str: "a string",
+              bool: "true or false", dict: "an object", list: "a list"}
 
 
 def is_int(x) -> bool:
@@ -27,6 +35,12 @@ def is_seconds(x) -> bool:
     if is_int(x):  # compared as an integer: a 400-digit one does not fit a float
         return 0 <= x <= MAX_SECONDS
     return isinstance(x, float) and math.isfinite(x) and 0 <= x <= MAX_SECONDS
+
+
+def is_signed_seconds(x) -> bool:
+    if is_int(x):
+        return -MAX_SECONDS <= x <= MAX_SECONDS
+    return isinstance(x, float) and math.isfinite(x) and -MAX_SECONDS <= x <= MAX_SECONDS
 
 
 def nesting(text: str) -> int:
@@ -46,5 +60,5 @@ def is_pair(x) -> bool:
     return isinstance(x, list) and len(x) == 2 and all(is_count(v) for v in x)
 
 
-CHECKS = {int: is_count, float: is_seconds, str: lambda x: isinstance(x, str), bool: lambda x: isinstance(x, bool),
+CHECKS = {int: is_count, float: is_seconds, Signed: is_signed_seconds, str: lambda x: isinstance(x, str), bool: lambda x: isinstance(x, bool),
           dict: lambda x: isinstance(x, dict), list: lambda x: isinstance(x, list)}

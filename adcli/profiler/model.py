@@ -19,7 +19,7 @@ from typing import Any
 from ..engine.signature import Signature
 from ..errors import AdcliError
 from ..units import safe
-from .fields import CHECKS, KIND_NAMES, MAX_COUNT, MAX_NESTING, is_count, is_int, is_pair, nesting
+from .fields import CHECKS, KIND_NAMES, MAX_COUNT, MAX_NESTING, Signed, is_count, is_int, is_pair, nesting
 from .measures import Allocs, Totals
 from .replay_model import DECOMPOSITION, ImportOutcome, ImportTrial, Replay
 from .samples import malformed
@@ -87,6 +87,7 @@ class SignatureStats(Measured):
     sample: Sample | None = None
     traced: list | None = None  # positions of the first call's arguments that held traced values
     output: str | None = None  # what its first call returned (OUTPUTS): whether a rule can return it
+    lines: int | None = None  # a user function's source lines (what a rule for it re-implements); None: unknown
 
     @property
     def function(self) -> str:
@@ -96,7 +97,8 @@ class SignatureStats(Measured):
         return {
             "id": self.id, "signature": str(self.signature), "function": self.function, "kind": self.kind,
             "served_by": self.served_by, "served_counts": dict(self.served_counts), "location": self.location,
-            "traced": None if self.traced is None else list(self.traced), "output": self.output, **self._measured_json(),
+            "traced": None if self.traced is None else list(self.traced), "output": self.output, "lines": self.lines,
+            **self._measured_json(),
             "replay": None if self.replay is None else self.replay.to_json(),
             "sample": None if self.sample is None else self.sample.to_json(),
         }
@@ -218,7 +220,7 @@ class _Reader:
         ok = CHECKS[kind](v)
         if not ok:
             self.fail(f"field {where + key!r}", f"is missing or not {KIND_NAMES[kind]}")
-        return float(v) if kind is float else v
+        return float(v) if kind is float or kind is Signed else v
 
     def profile(self, data) -> Profile:
         if not isinstance(data, dict) or data.get("schema") != SCHEMA:
@@ -294,7 +296,7 @@ class _Reader:
             id=sid, signature=sig, kind=kind, served_by=served, served_counts=dict(counts),
             location=self.get(s, "location", str, where, ""), replay=self.replay(s.get("replay"), f"{where}replay"),
             sample=self.sample(s.get("sample"), f"{where}sample"), traced=self.traced(s, where),
-            output=self.output(s, where),
+            output=self.output(s, where), lines=self.get(s, "lines", int, where, None),
             **self.measured(s, where, required=True))
 
     def output(self, s: dict, where: str) -> str | None:

@@ -7,9 +7,10 @@ again, with no profiler attached, until the timing is stable:
 * derived: one gradient through the call as the run served it (forward + reverse), the output
   reduced with fixed random weights so every output element gets a cotangent;
 
-  the two timed in turn (``alternating_medians``, lower quartiles), so that a machine slowing
-  down for a while slows both and the advisor's ratios of them stay true (timed one after the
-  other, one profile in four had a primal or a derived time 50% off the other's moment);
+  the two timed in turn (``alternating_medians``, lower quartiles; in CPU time unless the calls
+  ran on several cores), so that a machine slowing down for a while slows both and the
+  advisor's ratios of them stay true (timed one after the other, one profile in four had a
+  primal or a derived time 50% off the other's moment);
 * every importable autograd rule for the callable: imported for the sample's exact signature,
   verified against finite differences and the derived gradient on the sample, then timed.
 """
@@ -25,7 +26,7 @@ from ..engine.grad import vjp
 from ..engine.pytree import flatten
 from ..engine.registry import add_rule, remove_rule
 from ..errors import AdcliError, RuleDisagreement
-from ..measure import alternating_medians, peak_bytes, stable_median
+from ..measure import alternating_medians, alternating_rounds, peak_bytes, stable_median
 from ..rules.autograd_catalog import find
 from ..rules.autograd_import import import_rule, unimport
 from ..rules.declare import register
@@ -164,6 +165,7 @@ def in_program(profile: Profile, by_id: dict, budget: float = 0.2, deadline: flo
         rules = _what_if_rules(stats, own)
         try:
             totals = [0.0, 0.0, 0.0]
+            gaps: dict = {}  # "import" / "floor" -> [median, low, high] of what it saves per run
             alone = []
             for root, calls in mine:
                 if root not in grads:
@@ -176,20 +178,45 @@ def in_program(profile: Profile, by_id: dict, budget: float = 0.2, deadline: flo
                 fns = [_served(rules, k, grad, args) for k in states]
                 if not isinstance(own, Replay):
                     fns.append(_served(rules, None, own[4], own[1]))
-                times = alternating_medians(fns, budget)
+                rounds = alternating_rounds(fns, budget, more=_wide(len(states)), extra=_EXTRA * budget)
+                times = [rounds.quantile(k, 0.25) for k in range(len(fns))]
                 for k, t in zip(states, times):
                     totals[(None, "import", "floor").index(k)] += calls * t
+                for k in states[1:]:  # what the rule saves per run: the paired rounds' median and interval
+                    gap = [calls * v for v in rounds.difference(0, states.index(k))]
+                    gaps[k] = [a + b for a, b in zip(gaps.get(k, (0.0, 0.0, 0.0)), gap)]
                 alone += times[len(states):]
             r.program_s = totals[0]
             r.program_import_s = totals[1] if rules.get("import") is not None else None
             r.program_floor_s = totals[2] if rules.get("floor") is not None else None
             r.program_alone_s = sum(alone) / len(alone) if alone else None
+            r.import_gap_s, r.import_gap_lo_s, r.import_gap_hi_s = gaps.get("import", (None, None, None))
+            r.floor_gap_s, r.floor_gap_lo_s, r.floor_gap_hi_s = gaps.get("floor", (None, None, None))
         except Exception:  # noqa: BLE001 - this signature's what-if failed (a rule the program rejects): none
-            r.program_s = r.program_import_s = r.program_floor_s = r.program_alone_s = None
+            r.forget_program()
         finally:
             for rule in rules.values():
                 if rule is not None:
                     remove_rule(rule)
+
+
+# How much longer than its budget a signature's what-if may run while the interval of what a
+# rule saves is still wide (_wide): up to this many budgets more.
+_EXTRA = 2.0
+
+
+def _wide(states: int):
+    """Whether the paired rounds so far leave the saving of some rule too uncertain to judge:
+    its 90% interval wider than a tenth of the saving itself and than 2% of the gradient (the
+    advisor weighs a saving against a burden of 2-10% of the gradient time)."""
+    def more(rounds) -> bool:
+        whole = rounds.quantile(0, 0.25)
+        for k in range(1, states):
+            mid, lo, hi = rounds.difference(0, k)
+            if hi - lo > max(0.1 * abs(mid), 0.02 * whole):
+                return True
+        return False
+    return more
 
 
 def _what_if_rules(stats: SignatureStats, setup) -> dict:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from .fields import Signed
+
 
 class ImportOutcome(str, enum.Enum):
     """How trying a library rule on a signature's sample ended."""
@@ -37,7 +39,14 @@ DECOMPOSITION = {"pullback_s": float, "vector_pullback_s": float, "nodes": int, 
                  "floor_pullback_s": float,
                  # in the program (replay.in_program): seconds per run of the gradients that call it
                  "program_s": float, "program_import_s": float, "program_floor_s": float,
-                 "program_alone_s": float}
+                 "program_alone_s": float,
+                 # what a rule saves per run in the program: the paired rounds' median and 90% interval
+                 "import_gap_s": Signed, "import_gap_lo_s": Signed, "import_gap_hi_s": Signed,
+                 "floor_gap_s": Signed, "floor_gap_lo_s": Signed, "floor_gap_hi_s": Signed}
+
+
+PROGRAM = ("program_s", "program_import_s", "program_floor_s", "program_alone_s", "import_gap_s", "import_gap_lo_s",
+           "import_gap_hi_s", "floor_gap_s", "floor_gap_lo_s", "floor_gap_hi_s")
 
 
 @dataclass
@@ -69,6 +78,19 @@ class Replay:
     program_import_s: float | None = None  # with its best library rule imported
     program_floor_s: float | None = None  # with a minimal rule for it (its primal, zero gradients)
     program_alone_s: float | None = None  # per call: its own replayed gradient, timed in the same rounds
+    # what the import and the minimal rule save per run there: the median of the rounds' paired
+    # differences and its 90% interval (measure.Rounds.difference)
+    import_gap_s: float | None = None
+    import_gap_lo_s: float | None = None
+    import_gap_hi_s: float | None = None
+    floor_gap_s: float | None = None
+    floor_gap_lo_s: float | None = None
+    floor_gap_hi_s: float | None = None
+
+    def forget_program(self) -> None:
+        """Drop the in-program measurements (a what-if that failed part way)."""
+        for k in PROGRAM:
+            setattr(self, k, None)
 
     @property
     def measured(self) -> bool:

@@ -6,14 +6,14 @@ import json
 import textwrap
 
 from ..app.advice import Advice
-from ..units import DASH, duration, human_bytes, ms, percent, ratio
+from ..units import DASH, duration, human_bytes, percent, ratio
 from .console import capture, console, fitted, left_out
 from .text import md_cell, md_code, md_code_cell, md_line, safe
 
 
 def _incomplete(summary) -> str:
     """What makes the profiles incomplete, as it reads in the profiles ("" when nothing does)."""
-    problems = summary.get("problems") or []
+    problems = summary.problems or []
     return f"advice from an INCOMPLETE profile: {'; '.join(problems)}" if problems else ""
 
 
@@ -26,14 +26,14 @@ def _caveat(summary) -> str:
 
 def _nothing(advice: Advice) -> str | None:
     """The one line to print instead of a table, or None."""
-    if not advice.summary["derived"]:
+    if not advice.summary.derived:
         return _caveat(advice.summary) + (
             "nothing to suggest: every signature in the profile is already served by a rule "
             "(native, imported or hand-written), none is derived")
     if not advice.shown:
         return _caveat(advice.summary) + (
             f"nothing to suggest: no rule would save more than its burden "
-            f"({advice.summary['derived']} derived signature(s); --all lists them with their reasons)")
+            f"({advice.summary.derived} derived signature(s); --all lists them with their reasons)")
     return None
 
 
@@ -48,20 +48,38 @@ def render_json(advice: Advice) -> str:
     return json.dumps([s.to_dict() for s in advice.shown], indent=2)
 
 
-def _rows(suggestions):
+def _action(s) -> str:
+    if s.uncertain:
+        return "keep (uncertain)"
+    return s.action + (" (alt.)" if s.alternative_to else "")
+
+
+def _share(s, total: float) -> str:
+    """The saving's share of the gradient time, as the range measured when it is one."""
+    if s.saving_low_s is None or not total:
+        return percent(s.share)
+    lo, hi = percent(s.saving_low_s / total), percent(s.saving_high_s / total)
+    return lo if lo == hi or s.action == "keep-derived" else f"{lo[:-1]}-{hi}"
+
+
+def _rows(suggestions, total: float):
     for s in suggestions:
         r = ratio(s.derived_s / s.primal_s) if s.derived_s and s.primal_s else DASH
-        rule = ms(s.rule_s) + ("" if s.rule_measured or s.rule_s is None else " (est.)")
-        yield [str(s.rank), s.action, safe(s.signature), str(s.calls), ms(s.derived_s), ms(s.primal_s), r, rule,
-               ms(s.saving_s), percent(s.share), human_bytes(s.allocs_derived_bytes)]
+        rule = DASH if s.rule_s is None else duration(s.rule_s) + ("" if s.rule_measured else " (est.)")
+        yield [str(s.rank), _action(s), safe(s.signature), str(s.calls), _time(s.derived_s), _time(s.primal_s), r, rule,
+               _time(s.saving_s), _share(s, total), human_bytes(s.allocs_derived_bytes)]
 
 
-COLUMNS = ["#", "action", "signature", "calls", "derived (ms/call)", "primal (ms/call)", "AD ratio",
-           "rule (ms/call)", "saving (ms/run)", "share", "allocs/call"]
+def _time(x) -> str:
+    return DASH if x is None else duration(x)
+
+
+COLUMNS = ["#", "action", "signature", "calls", "derived /call", "primal /call", "AD ratio",
+           "rule /call", "saving /run", "share", "allocs/call"]
 # the terminal table's headers break after their first word, so the numbers' columns stay narrow
 HEADERS = [c.replace(" ", "\n", 1) for c in COLUMNS]
 # left out first on a narrow terminal: allocations, calls, AD ratio, primal, derived
-_DROP = tuple(COLUMNS.index(c) for c in ("allocs/call", "calls", "AD ratio", "primal (ms/call)", "derived (ms/call)"))
+_DROP = tuple(COLUMNS.index(c) for c in ("allocs/call", "calls", "AD ratio", "primal /call", "derived /call"))
 
 
 TIER_TITLES = {
@@ -72,19 +90,19 @@ TIER_TITLES = {
 
 def _headline(advice: Advice) -> str:
     summary = advice.summary
-    derived, decomposed = summary["derived"], summary.get("decomposed", 0)
+    derived, decomposed = summary.derived, summary.decomposed
     if decomposed == derived:
         how = "from each signature's measured cost decomposition"
     elif decomposed:
-        how = f"from the measured cost decomposition ({decomposed} of {derived}), else {summary['factor_basis']}"
+        how = f"from the measured cost decomposition ({decomposed} of {derived}), else {summary.factor_basis}"
     else:
-        how = f"with {summary['factor_basis']}"
-    time = duration(summary["gradient_s"])
-    if summary.get("replayed"):
-        time += f" without the profiler ({duration(summary['profiled_s'])} profiled)"
+        how = f"with {summary.factor_basis}"
+    time = duration(summary.gradient_s)
+    if summary.replayed:
+        time += f" without the profiler ({duration(summary.profiled_s)} profiled)"
     hidden = sum(1 for s in advice.suggestions if advice.tier in (None, s.tier)) - len(advice.shown)
     more = f"; {hidden} more, kept derived, with --all" if hidden > 0 else ""
-    return (f"{derived} derived signature(s) in {summary['profiles']} profile(s), gradient time {time}{more}; "
+    return (f"{derived} derived signature(s) in {summary.profiles} profile(s), gradient time {time}{more}; "
             f"hand-written rules estimated {how}")
 
 
@@ -102,7 +120,7 @@ def render_table(advice: Advice) -> str:
     parts = [safe(_headline(advice))]
     for title, shown in _tiers(advice):
         # the signature wraps and low-value columns go first on a narrow terminal: numbers stay whole
-        table, dropped = fitted(HEADERS, list(_rows(shown)), flexible=2, drop_order=_DROP, left=(1, 2),
+        table, dropped = fitted(HEADERS, list(_rows(shown, advice.summary.gradient_s)), flexible=2, drop_order=_DROP, left=(1, 2),
                                 title=title, title_justify="left", caption_justify="left")
         table.caption = left_out(dropped) or None
         parts.append(capture(table).rstrip("\n"))
@@ -128,7 +146,7 @@ def render_markdown(advice: Advice) -> str:
     for title, shown in _tiers(advice):
         lines += ["", f"*{md_line(title)}*", "", "| " + " | ".join(COLUMNS) + " |",
                   "|" + "|".join("---" if i in (1, 2) else "---:" for i in range(len(COLUMNS))) + "|"]
-        for row in _rows(shown):
+        for row in _rows(shown, advice.summary.gradient_s):
             lines.append("| " + " | ".join(md_code_cell(c) if k == 2 else md_cell(c) for k, c in enumerate(row)) + " |")
     lines.append("")
     for s in advice.shown:

@@ -1,0 +1,173 @@
+"""The reasons printed under each suggestion: the verdict and the two numbers that decide it
+first, then one short line per part of the evidence (docs/advisor.md § Reasons).
+
+Only sentences live here: every number comes from the decision code (options.py, tiers.py)."""
+
+from __future__ import annotations
+
+from ..units import duration, human_bytes
+from .costs import Cost
+from .options import HAND_WRITE, REPLAY_OVERSTATES, VECTORISED_SHARE, Closed, InProgram, Option, Span
+
+
+def share(x: float, total: float) -> str:
+    return f"{x / total:.0%}" if total else "?"
+
+
+def span_share(s: Span, total: float) -> str:
+    """"38-44%" (or "38%" when the interval is one point at this precision)."""
+    lo, hi = share(s.low, total), share(s.high, total)
+    return lo if lo == hi else f"{lo[:-1]}-{hi}"
+
+
+def span_time(s: Span) -> str:
+    lo, hi = duration(s.low), duration(s.high)
+    return lo if lo == hi else f"{lo}-{hi}"
+
+
+def burden(opt: Option, total: float) -> str:
+    """"burden 17% (9 lines + 2 callees)" or "burden 2% (an import)"."""
+    if opt.action != HAND_WRITE:
+        return f"burden {share(opt.burden_s, total)} (an import)"
+    what = f"{opt.lines} line{'s' * (opt.lines != 1)}"
+    if opt.callees:
+        what += f" + {opt.callees} callee{'s' * (opt.callees != 1)}"
+    return f"burden {share(opt.burden_s, total)} ({what})"
+
+
+def verdict(opt: Option, gain: Span, total: float, credited: float = 0.0) -> str:
+    after = f" after the {duration(credited)} the library rules inside it save" if credited > 0 else ""
+    return (f"saves {span_share(gain, total)} of the gradient time ({span_time(gain)} per run{after}); "
+            f"{burden(opt, total)}")
+
+
+def parts(c: Cost) -> str | None:
+    """"derived 454 µs per call = primal 60 µs + pullbacks 300 µs (140 nodes) + machinery 94 µs":
+    parts measured apart are scaled to add up to the whole."""
+    if not c.decomposed:
+        return None
+    D, P, B = c.derived_s, c.primal_s, c.pullback_s
+    k = D / (P + B) if P + B > D > 0 else 1.0
+    return (f"derived {duration(D)} per call = primal {duration(P * k)} + pullbacks {duration(B * k)} "
+            f"({c.nodes} nodes) + machinery {duration(max(D - (P + B) * k, 0.0))}")
+
+
+def rule_line(c: Cost, opt: Option, rule_s: float, hand) -> list[str]:
+    """What the rule costs per call (the table's number) and what it is made of."""
+    if opt.action != HAND_WRITE:
+        return [f"rule {duration(rule_s)} per call, measured: {opt.rule} agrees with the derived gradient"]
+    out = []
+    if c.primal_s is not None and rule_s <= c.primal_s * (1 + 1e-9):
+        out.append(f"rule {duration(rule_s)} per call, estimated: its primal, the least a rule for it costs "
+                   "(it still computes it)")
+    elif c.decomposed:
+        work = hand.pullback_s - hand.vectorised_s
+        out.append(f"rule {duration(rule_s)} per call, estimated = {duration(max(rule_s - work, 0.0))} serving the "
+                   f"primal + {duration(work)} of pullback work")
+    else:
+        out.append(f"rule {duration(rule_s)} per call, estimated ({hand.basis})")
+    if c.recurrent:
+        out.append(f"a recurrence (its critical path runs through {c.chain} of its {c.nodes} tape nodes: each step "
+                   "needs the last): its rule takes a call per step, as the primal does")
+    elif c.decomposed and hand.vectorised_s > VECTORISED_SHARE * max(rule_s, 1e-12):
+        out.append(f"a map: a vectorised forward saves {duration(hand.vectorised_s)} of the primal's "
+                   "per-operation cost (rewrite the exported one)")
+    if hand.capped:
+        out.append("the estimate came above the derived cost it replaces: held to it")
+    return out
+
+
+def program_line(c: Cost, opt: Option, prog: InProgram | None) -> list[str]:
+    """The program's what-if, per run, as measured."""
+    if prog is None:
+        return []
+    run = c.calls
+    if opt.action == HAND_WRITE and prog.hand_saves is not None and c.program_floor_s is not None:
+        out = [f"in the program its gradients take {duration(prog.derived_s * run)} per run, "
+               f"{duration(c.program_floor_s * c.program_scale)} with a minimal rule for it "
+               f"({duration(c.zeros_s * run)} of it making the zeros)"]
+        if abs(c.tempo - 1.0) > 0.1:
+            out.append(f"(its pullback work counted at x{c.tempo:.2f} its replay's pace, as the machine ran then)")
+        return out
+    if opt.action != HAND_WRITE and prog.import_saves is not None:
+        return [f"in the program its gradients take {duration((prog.derived_s - prog.import_saves.point) * run)} per "
+                f"run with it against {duration(prog.derived_s * run)} derived (timed in turn)"]
+    return []
+
+
+def replay_warning(c: Cost) -> str | None:
+    if not c.in_program and c.measured and c.live_s and c.derived_s and c.live_s < REPLAY_OVERSTATES * c.derived_s:
+        return (f"WARNING: its replay took {duration(c.derived_s)} per call, {c.derived_s / c.live_s:.1f}x its "
+                f"{duration(c.live_s)} per call in the run: the replay may overstate its cost")
+    return None
+
+
+def closed(note: Closed, th) -> str:
+    d = note.data
+    kind = note.kind
+    if kind == "output":
+        what = {"None": "None", "object": "an object"}.get(d["output"], f"a {d['output']}")
+        return (f"no rule can serve it: it returns {what}, and a rule returns arrays, numbers or tuples of them "
+                "(a function it calls, or one that calls it, can have one)")
+    if kind == "disagrees":
+        return f"WARNING: {d['rule']} disagrees with the derived gradient on the samples ({d['error']}): not suggested"
+    if kind == "import-allocates":
+        return (f"importing is not the best way: it allocates {human_bytes(d['peak'])} at peak per call, over "
+                f"{th.alloc_tolerance:g}x the {human_bytes(d['direct'])} of the same gradient by a minimal rule")
+    if kind == "import-costlier":
+        return (f"importing is not the best way: in the program it costs {duration(d['import_s'])} per call, "
+                f"over {th.import_tolerance:g}x a hand-written rule's {duration(d['hand_s'])}")
+    if kind == "import-slower":
+        return (f"importing is not the best way: it is slower than the derived rule timed alone "
+                f"({duration(d['import_s'])} per call against {duration(d['derived_s'])})")
+    if kind == "import-vs-estimate":
+        return (f"importing is not the best way: it measures {duration(d['import_s'])} per call, over "
+                f"{th.import_tolerance:g}x a direct rule's estimated {duration(d['hand_s'])}")
+    if kind == "no-library-rule":
+        return "no library rule exists for this callable"
+    if kind == "user-function":
+        return "a user function: no library rule can exist"
+    if kind == "replay-failed":
+        return f"its replay measured nothing ({d['error']}): no primal cost, so no hand-written estimate"
+    if kind == "not-replayed":
+        return "not replayed (outside the signatures covering most of the time): no primal cost, no estimate"
+    raise AssertionError(f"unknown closed option {kind!r}")
+
+
+def uncertain(opt: Option, gain: Span, total: float) -> str:
+    return (f"uncertain: {opt.action} would save {span_share(gain, total)} of the gradient time, within noise of "
+            f"its {burden(opt, total)}: kept derived")
+
+
+def below_burden(opt: Option, gain: Span, total: float, credited: float) -> str:
+    after = f" after the {duration(credited)} the library rules inside it save" if credited > 0 else ""
+    return (f"kept derived: {opt.action} would save at most {span_share(gain, total)} ({duration(gain.point)} per "
+            f"run{after}), below its {burden(opt, total)}")
+
+
+def no_saving(c: Cost, opts: list, credited: float) -> str:
+    def effect(o) -> str:
+        d = o.per_call(c).point
+        return f"{o.action} {'saves' if d > 0 else 'costs'} {duration(abs(d))}{'' if d > 0 else ' more'}"
+    after = f", less the {duration(credited)} the library rules inside it save," if credited > 0 else ""
+    return (f"kept derived: no rule would save time against the derived {duration(c.derived_s)} per call{after} "
+            f"({'; '.join(effect(o) for o in opts)} per call)")
+
+
+def covered(caller) -> str:
+    return f"kept derived: a rule suggested for its caller covers it ({caller})"
+
+
+def passed(pick, total: float, nest_share: float) -> str:
+    kind = "a hand-written" if pick.option.action == HAND_WRITE else "an imported"
+    return (f"kept derived: {kind} rule would save {share(pick.gain.point, total)}, but the rules suggested "
+            f"inside it save at least {nest_share:.0%} of that: smaller rules are the lighter burden")
+
+
+def alternative(name, pick, total: float) -> str:
+    return (f"lighter alternative: {pick.option.action} {name}, which saves {span_share(pick.gain, total)} "
+            f"with {burden(pick.option, total)}")
+
+
+def alternative_to(caller) -> str:
+    return f"an alternative to the rule suggested for its caller ({caller}): one or the other, not both"

@@ -1,0 +1,183 @@
+"""The rule set chosen in two tiers over the merged call tree (docs/advisor.md § Two tiers).
+
+Tier 1, **library** (NumPy and SciPy callables): each signature on its own, since its rule
+serves every program. Tier 2, **user functions**: what is left once the library tier is
+applied (a user function is never credited with what an import inside it saves), chosen over
+the merged call tree, preferring the innermost functions that together save ``nest_share`` of
+what their caller's rule would.
+
+A saving is a :class:`~adcli.advisor.options.Span`: an action is taken only when its whole
+interval clears its burden; one whose interval straddles the burden is *uncertain* and kept
+derived, so that noise in one profile cannot flip the advice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..engine.signature import Signature
+from .costs import Cost
+from .options import Option, Span
+
+# A rounding guard for comparisons of sums that are equal on paper (a pick's net and its own
+# high end when nothing bounds it).
+_EPS = 1e-12
+
+
+@dataclass
+class Pick:
+    """An option chosen for some calls: what it saves over them (``gain``, after what library
+    rules inside save) and that less its burden (``net``)."""
+
+    option: Option
+    gain: Span
+    calls: int
+
+    @property
+    def net(self) -> float:
+        return self.gain.point - self.option.burden_s
+
+    @property
+    def net_low(self) -> float:
+        return self.gain.low - self.option.burden_s
+
+    @property
+    def net_high(self) -> float:
+        return self.gain.high - self.option.burden_s
+
+
+@dataclass
+class CallNode:
+    """One signature at one path of the call tree merged across profiles."""
+
+    signature: Signature | None
+    calls: int = 0
+    children: dict = field(default_factory=dict)  # Signature -> CallNode
+    # the user tier's choice, bottom-up (choose_user)
+    pick: Pick | None = None  # this node's own rule, when it won over the rules inside it
+    inside: float = 0.0  # what the library rules inside it save per run (credited to it)
+    best: float = 0.0  # the best net saving of user-tier rules in its subtree
+    best_high: float = 0.0  # the same at the high ends of the intervals
+
+
+def call_tree(profiles) -> CallNode:
+    """The profiles' call trees merged by signature path."""
+    root = CallNode(None)
+    for p in profiles:
+        names = {s.id: s.signature for s in p.signatures}
+        stack = [(p.tree, root)]
+        while stack:
+            node, into = stack.pop()
+            for child in node.children:
+                name = names.get(child.sig)
+                if name is None:
+                    continue
+                slot = into.children.get(name)
+                if slot is None:
+                    slot = into.children[name] = CallNode(name)
+                slot.calls += child.calls
+                stack.append((child, slot))
+    return root
+
+
+def walk(tree: CallNode) -> list[CallNode]:
+    """Every node of a merged tree, in pre-order (a caller before its callees), without
+    recursion (a 1500-deep recursion in the program is a 1500-deep tree): the advisor's one walk
+    of the whole tree."""
+    out: list = []
+    stack = list(tree.children.values())[::-1]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        stack.extend(list(node.children.values())[::-1])
+    return out
+
+
+def best(c: Cost, opts: list[Option], calls: int, credited: float = 0.0,
+         cap: float = float("inf")) -> tuple[Pick | None, Pick | None]:
+    """The option with the largest net saving over ``calls`` calls whose whole interval clears
+    its burden, less what the library tier already saves inside them (``credited``), never more
+    than ``cap`` (the gradient time: estimates from replays timed at other moments than the
+    program can add up to more); and the best of those whose interval straddles the burden
+    (uncertain), if it is better: (certain pick or None, uncertain pick or None)."""
+    sure = unsure = None
+    for opt in opts:
+        gain = opt.per_call(c).times(calls).capped(cap).less(credited)
+        pick = Pick(opt, gain, calls)
+        if gain.point <= 0:
+            continue
+        if pick.net_low >= -_EPS:
+            if sure is None or pick.net > sure.net:
+                sure = pick
+        elif pick.net_high >= 0 and (unsure is None or pick.net > unsure.net):
+            unsure = pick
+    if unsure is not None and sure is not None and unsure.net <= sure.net:
+        unsure = None
+    return sure, unsure
+
+
+def choose_user(tree: CallNode, costs: dict, options: dict, per_call: dict, nest_share: float,
+                total: float) -> list[CallNode]:
+    """Bottom-up over ``tree``: each node's ``best`` (the best net saving of user-tier rules in
+    its subtree) and ``inside`` (the library saving inside it); a node's own rule wins
+    (``pick``) unless the rules inside it save at least ``nest_share`` of its own, or more:
+    smaller rules are the lighter burden. A caller wins only when its net saving clears what the
+    rules inside could save at the high end of their intervals. Returns the walk (pre-order)."""
+    order = walk(tree)
+    for node in reversed(order):  # callees before their callers
+        below = below_high = inside = 0.0
+        for child in node.children.values():
+            below, below_high, inside = below + child.best, below_high + child.best_high, inside + child.inside
+        node.inside = inside
+        node.best, node.best_high = below, below_high
+        c = costs.get(node.signature)
+        if c is not None and c.kind != "numpy" and node.signature in options:
+            own, _ = best(c, options[node.signature], node.calls, inside, total)
+            if own is not None and own.net >= below and below < nest_share * own.net and own.net_low >= below_high - _EPS:
+                node.pick = own
+                node.best, node.best_high = own.net, own.net_high
+        if node.signature in per_call:  # its own library rule: credited to its callers, not to it
+            node.inside += node.calls * per_call[node.signature]
+    return order
+
+
+@dataclass
+class UserChoice:
+    """The user tier's result: per signature, the pick summed over its chosen tree nodes, the
+    chosen caller covering it, or its own best pick passed over for the rules inside it."""
+
+    chosen: dict = field(default_factory=dict)  # Signature -> Pick (calls and gains summed)
+    covered: dict = field(default_factory=dict)  # Signature -> the chosen caller's Signature
+    passed: dict = field(default_factory=dict)  # Signature -> Pick it would have had
+    inside: dict = field(default_factory=dict)  # Signature -> library saving inside its nodes
+
+
+def top_down(tree: CallNode, costs: dict, options: dict, total: float) -> UserChoice:
+    """Take a node's own rule where it won, else look inside it."""
+    out = UserChoice()
+    stack = [(n, None) for n in tree.children.values()]
+    while stack:
+        node, owner = stack.pop()
+        name = node.signature
+        out.inside[name] = out.inside.get(name, 0.0) + _children_inside(node)
+        if owner is not None:
+            out.covered.setdefault(name, owner)
+            stack.extend((k, owner) for k in node.children.values())
+            continue
+        if node.pick is not None:
+            prev = out.chosen.get(name)
+            pick = node.pick if prev is None else Pick(prev.option, prev.gain + node.pick.gain, prev.calls + node.calls)
+            out.chosen[name] = pick
+            stack.extend((k, name) for k in node.children.values())
+        else:
+            c = costs.get(name)
+            if c is not None and c.kind != "numpy" and name in options:
+                own, _ = best(c, options[name], node.calls, _children_inside(node), total)
+                if own is not None:
+                    out.passed.setdefault(name, own)
+            stack.extend((k, None) for k in node.children.values())
+    return out
+
+
+def _children_inside(node: CallNode) -> float:
+    return sum(child.inside for child in node.children.values())
