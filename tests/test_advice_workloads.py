@@ -30,8 +30,11 @@ def advice(tmp_path_factory):
                 script = PROFILES / f"{name}.py" if (PROFILES / f"{name}.py").exists() else SCRIPTS / f"{name}.py"
                 profile, _ = profile_program(str(script), [], output=out, replay_budget=0.2)
             cache[name] = profile
-        return suggest([cache[name]], thresholds or Thresholds())[0]
+        suggestions, summary = suggest([cache[name]], thresholds or Thresholds())
+        get.totals[name] = summary.gradient_s
+        return suggestions
 
+    get.totals = {}
     return get
 
 
@@ -97,3 +100,18 @@ def test_a_closure_is_advised_by_its_own_name(advice):
     assert got["__main__.make_rnn_funs.<locals>.loss"].action == HAND_WRITE
     predict = got["__main__.make_rnn_funs.<locals>.predict"]
     assert predict.action == KEEP_DERIVED and any("it returns a list" in r for r in predict.reasons)
+
+
+@pytest.mark.parametrize("name", ["sum_loop_1000", "loop_helper_loss", "rnn", "rk4_ode", "batchnorm_mlp", "gp_hyper",
+                                  "kron_sum", "simple_mlp", "hmm_forward"])
+def test_the_advice_never_contradicts_itself(advice, name):
+    """docs/advisor.md § Invariants, on the real profiles: no rule costs less than its primal or more
+    than the derived cost it replaces; the table's rule cost is the reasons'; a saving lies in its
+    range, never above the gradient time, and an advised one's range clears its burden; the parts of
+    a decomposition add up to the whole; every reason is short."""
+    from adcli.advisor.invariants import violations
+
+    got = advice(name)
+    assert got
+    total = advice.totals[name]
+    assert not violations(got, total)

@@ -17,7 +17,9 @@ def share(x: float, total: float) -> str:
 def span_share(s: Span, total: float) -> str:
     """"38-44%" (or "38%" when the interval is one point at this precision)."""
     lo, hi = share(s.low, total), share(s.high, total)
-    return lo if lo == hi else f"{lo[:-1]}-{hi}"
+    if lo == hi:
+        return lo
+    return f"{lo[:-1]}-{hi}" if not lo.startswith("-") else f"{lo} to {hi}"
 
 
 def span_time(s: Span) -> str:
@@ -67,11 +69,10 @@ def rule_line(c: Cost, opt: Option, rule_s: float, hand) -> list[str]:
     else:
         out.append(f"rule {duration(rule_s)} per call, estimated ({hand.basis})")
     if c.recurrent:
-        out.append(f"a recurrence (its critical path runs through {c.chain} of its {c.nodes} tape nodes: each step "
-                   "needs the last): its rule takes a call per step, as the primal does")
+        out.append(f"a recurrence (each step needs the last; critical path {c.chain} of {c.nodes} nodes): "
+                   "a call per step")
     elif c.decomposed and hand.vectorised_s > VECTORISED_SHARE * max(rule_s, 1e-12):
-        out.append(f"a map: a vectorised forward saves {duration(hand.vectorised_s)} of the primal's "
-                   "per-operation cost (rewrite the exported one)")
+        out.append(f"a map: a vectorised forward saves {duration(hand.vectorised_s)} more (rewrite the exported one)")
     if hand.capped:
         out.append("the estimate came above the derived cost it replaces: held to it")
     return out
@@ -83,15 +84,15 @@ def program_line(c: Cost, opt: Option, prog: InProgram | None) -> list[str]:
         return []
     run = c.calls
     if opt.action == HAND_WRITE and prog.hand_saves is not None and c.program_floor_s is not None:
-        out = [f"in the program its gradients take {duration(prog.derived_s * run)} per run, "
+        out = [f"in the program: {duration(prog.derived_s * run)} per run, "
                f"{duration(c.program_floor_s * c.program_scale)} with a minimal rule for it "
-               f"({duration(c.zeros_s * run)} of it making the zeros)"]
+               f"({duration(c.zeros_s * run)} making zeros)"]
         if abs(c.tempo - 1.0) > 0.1:
             out.append(f"(its pullback work counted at x{c.tempo:.2f} its replay's pace, as the machine ran then)")
         return out
     if opt.action != HAND_WRITE and prog.import_saves is not None:
-        return [f"in the program its gradients take {duration((prog.derived_s - prog.import_saves.point) * run)} per "
-                f"run with it against {duration(prog.derived_s * run)} derived (timed in turn)"]
+        return [f"in the program: {duration((prog.derived_s - prog.import_saves.point) * run)} per run with it, "
+                f"{duration(prog.derived_s * run)} derived (timed in turn)"]
     return []
 
 
@@ -107,21 +108,20 @@ def closed(note: Closed, th) -> str:
     kind = note.kind
     if kind == "output":
         what = {"None": "None", "object": "an object"}.get(d["output"], f"a {d['output']}")
-        return (f"no rule can serve it: it returns {what}, and a rule returns arrays, numbers or tuples of them "
-                "(a function it calls, or one that calls it, can have one)")
+        return f"no rule can serve it: it returns {what} (a function it calls, or its caller, can have one)"
     if kind == "disagrees":
-        return f"WARNING: {d['rule']} disagrees with the derived gradient on the samples ({d['error']}): not suggested"
+        return f"WARNING: {d['rule']} disagrees with the derived gradient on the samples: not suggested ({d['error']})"
     if kind == "import-allocates":
-        return (f"importing is not the best way: it allocates {human_bytes(d['peak'])} at peak per call, over "
+        return (f"not the best way: it allocates {human_bytes(d['peak'])} at peak per call, over "
                 f"{th.alloc_tolerance:g}x the {human_bytes(d['direct'])} of the same gradient by a minimal rule")
     if kind == "import-costlier":
-        return (f"importing is not the best way: in the program it costs {duration(d['import_s'])} per call, "
-                f"over {th.import_tolerance:g}x a hand-written rule's {duration(d['hand_s'])}")
+        return (f"importing is not the best way: {duration(d['import_s'])} per call in the program, "
+                f"over {th.import_tolerance:g}x a rule's {duration(d['hand_s'])}")
     if kind == "import-slower":
-        return (f"importing is not the best way: it is slower than the derived rule timed alone "
-                f"({duration(d['import_s'])} per call against {duration(d['derived_s'])})")
+        return (f"importing is not the best way: slower than the derived rule timed alone "
+                f"({duration(d['import_s'])} against {duration(d['derived_s'])})")
     if kind == "import-vs-estimate":
-        return (f"importing is not the best way: it measures {duration(d['import_s'])} per call, over "
+        return (f"importing is not the best way: {duration(d['import_s'])} per call, over "
                 f"{th.import_tolerance:g}x a direct rule's estimated {duration(d['hand_s'])}")
     if kind == "no-library-rule":
         return "no library rule exists for this callable"
@@ -135,14 +135,12 @@ def closed(note: Closed, th) -> str:
 
 
 def uncertain(opt: Option, gain: Span, total: float) -> str:
-    return (f"uncertain: {opt.action} would save {span_share(gain, total)} of the gradient time, within noise of "
-            f"its {burden(opt, total)}: kept derived")
+    return f"uncertain: {opt.action} would save {span_share(gain, total)}, within noise of its {burden(opt, total)}"
 
 
 def below_burden(opt: Option, gain: Span, total: float, credited: float) -> str:
     after = f" after the {duration(credited)} the library rules inside it save" if credited > 0 else ""
-    return (f"kept derived: {opt.action} would save at most {span_share(gain, total)} ({duration(gain.point)} per "
-            f"run{after}), below its {burden(opt, total)}")
+    return f"{opt.action} would save {span_share(gain, total)}{after}, below its {burden(opt, total)}"
 
 
 def no_saving(c: Cost, opts: list, credited: float) -> str:
@@ -150,18 +148,17 @@ def no_saving(c: Cost, opts: list, credited: float) -> str:
         d = o.per_call(c).point
         return f"{o.action} {'saves' if d > 0 else 'costs'} {duration(abs(d))}{'' if d > 0 else ' more'}"
     after = f", less the {duration(credited)} the library rules inside it save," if credited > 0 else ""
-    return (f"kept derived: no rule would save time against the derived {duration(c.derived_s)} per call{after} "
+    return (f"no rule saves time against the derived {duration(c.derived_s)} per call{after} "
             f"({'; '.join(effect(o) for o in opts)} per call)")
 
 
 def covered(caller) -> str:
-    return f"kept derived: a rule suggested for its caller covers it ({caller})"
+    return f"the rule suggested for its caller covers it ({caller})"
 
 
 def passed(pick, total: float, nest_share: float) -> str:
-    kind = "a hand-written" if pick.option.action == HAND_WRITE else "an imported"
-    return (f"kept derived: {kind} rule would save {share(pick.gain.point, total)}, but the rules suggested "
-            f"inside it save at least {nest_share:.0%} of that: smaller rules are the lighter burden")
+    return (f"its own rule would save {share(pick.gain.point, total)}, the rules inside it {nest_share:.0%}+ of that: "
+            "smaller rules are the lighter burden")
 
 
 def alternative(name, pick, total: float) -> str:
