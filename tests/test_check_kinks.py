@@ -2,6 +2,7 @@
 gradient there, and finite differences' at a perturbed sample), a wrong one still fails, and a
 function finite differences cannot judge anywhere near the sample is never called OK."""
 
+import json
 import os
 import subprocess
 import sys
@@ -9,8 +10,10 @@ import textwrap
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
 import adcli.rules
+from adcli.cli import cli
 from adcli.testing import GradientMismatch, check_rule
 
 CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks", "corpus")
@@ -143,3 +146,57 @@ def test_fluidsims_expert_rule_passes_on_its_kinked_first_call_and_a_doubled_one
     else:
         assert run.stdout.startswith("WRONG") and "the sample is not smooth" in run.stdout, run.stdout
         assert "argument 0 (vx) differs from the derived rule at this sample" in run.stdout
+
+
+PROGRAM = '''
+import numpy as np
+
+import adcli
+
+
+def leaky(x):
+    return np.where(x > 0, x, 0.1 * x)
+
+
+def loss(x, w):
+    return np.sum(w * leaky(x))
+
+
+if __name__ == "__main__":
+    x, w = np.zeros(5), np.linspace(1.0, 2.0, 5)  # training starts at 0: on the kink
+    for _ in range(3):
+        x = x - 0.1 * adcli.grad(loss)(x, w)
+'''
+
+RULES = '''
+import numpy as np
+
+import adcli.rules
+
+
+@adcli.rules.rule("__main__:leaky", "f64[1d]")
+def leaky_rule(x):
+    return np.where(x > 0, x, 0.1 * x), lambda g: ({factor} * g * np.where(x > 0, 1.0, 0.1),)
+'''
+
+
+@pytest.mark.parametrize("factor", [1, 2])
+def test_adcli_check_on_a_kinked_profile_sample_says_how_it_judged(tmp_path, monkeypatch, factor):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    (tmp_path / "prog.py").write_text(PROGRAM)
+    (tmp_path / "rules.py").write_text(RULES.format(factor=factor))
+    assert CliRunner().invoke(cli, ["profile", "-o", "p.json", "prog.py"]).exit_code == 0
+    try:
+        res = CliRunner().invoke(cli, ["check", "rules.py", "--profile", "p.json", "--script", "prog.py", "--format",
+                                       "json"])
+    finally:
+        adcli.rules.unregister("__main__:leaky")
+    [result] = json.loads(res.stdout)["results"]
+    if factor == 1:
+        assert res.exit_code == 0 and result["status"] == "ok", res.output
+        assert result["nonsmooth"].startswith("the sample is not smooth")
+        assert "finite differences at a perturbed sample" in result["checks"]
+    else:
+        assert res.exit_code == 1 and result["status"] == "wrong" and result["nonsmooth"] is None
+        assert "the sample is not smooth" in result["report"] and "differs from the derived rule" in result["report"]

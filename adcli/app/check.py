@@ -40,10 +40,10 @@ class RuleCheck:
     def to_json(self) -> dict:
         out = {"rule": self.rule, "source": self.source, "status": self.status, "on": self.on, "report": self.report,
                "served_by": None, "checks": [], "gradient_s": None, "peak_bytes": None, "replaces": None,
-               "replaced_s": None, "replaced_peak_bytes": None}
+               "replaced_s": None, "replaced_peak_bytes": None, "nonsmooth": None}
         r = self.result
         if r is not None:
-            out.update(served_by=r.rule, checks=list(r.checks), replaces=r.fallback)
+            out.update(served_by=r.rule, checks=list(r.checks), replaces=r.fallback, nonsmooth=r.nonsmooth or None)
             if r.cost is not None:
                 out.update(gradient_s=r.cost.seconds, peak_bytes=r.cost.peak_bytes)
             if r.fallback_cost is not None:
