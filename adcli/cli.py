@@ -317,9 +317,13 @@ def export(profile, output, top, only, force, tier, script, modules, **options) 
                    "rules file's.")
 @click.option("--sizes", default=None, metavar="1,4,16",
               help="With --profile: for each rule, time it against what it replaces (and autograd) on the recorded "
-                   "sample scaled to these sizes along its leading axis: the table a rule's pull request carries.")
+                   "sample scaled to these sizes: the table a rule's pull request carries. The arguments that share "
+                   "the data's size dimension are repeated along it; the parameters stay as they are.")
+@click.option("--scale", default=None, metavar="x:0,theta:none",
+              help="With --sizes: which arguments to scale and along which axis, by name (or position): NAME:AXIS "
+                   "or NAME:none. Arguments not named are inferred from the shapes.")
 @_format_option(app.CheckReport)
-def check(rules_file, profile_path, script, modules, sizes, fmt) -> None:
+def check(rules_file, profile_path, script, modules, sizes, scale, fmt) -> None:
     """Check every rule RULES_FILE declares: gradient, agreement, speed and allocations.
 
     OK means the rule served every checked call and passed every check; FAIL says why it did not
@@ -339,7 +343,10 @@ def check(rules_file, profile_path, script, modules, sizes, fmt) -> None:
             raise click.BadParameter("give 1 to 8 positive integers, e.g. 1,4,16", param_hint="--sizes")
         if profile_path is None:
             raise click.UsageError("--sizes scales the profile's sample inputs: give --profile PROFILE too")
-    report = app.check(rules_file, profile_path, script, sizes=size_list, modules=modules)
+    if scale is not None and size_list is None:
+        raise click.UsageError("--scale says how --sizes scales the samples: give --sizes too")
+    axes = app.parse_scale(scale) if scale is not None else None
+    report = app.check(rules_file, profile_path, script, sizes=size_list, modules=modules, scale=axes)
     _out(render(report, fmt))
     if not report.results:  # as pytest's "no tests collected": nothing was checked
         click.echo(f"adcli: {safe(rules_file)} declares no rule: nothing was checked", err=True)

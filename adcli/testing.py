@@ -36,9 +36,12 @@ class RuleReport:
     cost: Measurement | None
     fallback_cost: Measurement | None
     checks: list = field(default_factory=list)
+    nonsmooth: str = ""  # why the sample is not smooth and how the rule was judged there, or ""
 
     def __str__(self) -> str:
         lines = [f"{self.signature}: served by {self.rule}; all checks passed ({', '.join(self.checks)})"]
+        if self.nonsmooth:
+            lines.append(f"  {self.nonsmooth}")
         if self.cost is not None:
             lines.append(f"  gradient {duration(self.cost.seconds)}, peak memory {human_bytes(self.cost.peak_bytes)}")
         if self.fallback_cost is not None:
@@ -61,6 +64,15 @@ def check_rule(target: Callable, *args: Any, kwargs: dict | None = None, seed: i
     the primal's, inputs not mutated, repeated calls identical, accumulation into a gradient
     buffer that already holds a cotangent; then time and allocations against the fallback.
 
+    A sample on a kink (``floor`` at an integer, ``np.where(x > 0, ...)`` at 0) fails finite
+    differences for a correct rule too. Where the rule replaces another and that one also
+    disagrees with finite differences at the sample, the sample is not smooth: the rule must then
+    agree with the replaced rule there and with finite differences at a slightly perturbed
+    sample (the report's ``nonsmooth`` says both); a wrong rule still fails.
+
+    Random states among the arguments (``np.random.Generator``, ``RandomState``, a bit
+    generator) are restored before every call, so that each call draws the same numbers.
+
     ``rule``: the declared rule that must serve the call. Without it, a target with declared
     rules must be served by one of them: a call that no declared rule matches (a keyword
     argument left out, another type) fails rather than checking the derived rule instead.
@@ -78,6 +90,7 @@ def check_rule(target: Callable, *args: Any, kwargs: dict | None = None, seed: i
 
 def _check_rule(target, args, kwargs, seed, rtol, atol, repeats, timing, expected) -> RuleReport:
     rng = np.random.default_rng(seed)
+    states = random_states([args, kwargs])
     try:
         key = target_key(target)
     except RuleError:  # a lambda or nested function: only its own body can serve it
@@ -96,32 +109,38 @@ def _check_rule(target, args, kwargs, seed, rtol, atol, repeats, timing, expecte
     if not argnums:
         raise GradientMismatch(f"{name}: no float argument to differentiate")
     names = argument_names(getattr(target, "__adcli_original__", target), len(args))
+    reseed(states)
     primal = target(*args, **kwargs)
     primal_leaves = flatten(primal)[0]
     weights = [rng.standard_normal(np.shape(v)) for v in primal_leaves]
     seeds = {i: [rng.standard_normal(np.shape(v)) if is_float_leaf(v) else None for v in flatten(args[i])[0]] for i in argnums}
     captured = []
     counter = counting(rule)
-    ran, traced, served_calls = counter.ran, [0], [0]
+    ran, traced, served_calls, tally = counter.ran, [0], [0], [True]
 
     def scalar(*a):
+        reseed(states)
         calls = ran[0]
         out = target(*a, **kwargs)
         captured.append(out)
-        if has_tracer(a):  # the rule serves traced calls (its own forward pass runs once per call)
+        if has_tracer(a) and tally[0]:  # the rule serves traced calls (its forward pass runs once per call)
             traced[0] += 1
             served_calls[0] += ran[0] > calls
         return sum(np.sum(w * o) for w, o in zip(weights, flatten(out)[0]))
 
-    checks = []
+    checks, nonsmooth = [], ""
     before = copy.deepcopy(args)
+    fd = dict(rtol=rtol, atol=atol, seed=seed, names=names)
     with counter:
         try:
-            grads = gradient_check(scalar, args, argnums, rtol=rtol, atol=atol, seed=seed, names=names,
-                                   who="the rule" if rule is not None else "adcli")
+            grads = gradient_check(scalar, args, argnums, who="the rule" if rule is not None else "adcli",
+                                   explain=fallback is None, **fd)
+            checks.append("finite differences")
         except GradientMismatch as exc:
-            raise GradientMismatch(f"{name}: {exc}") from None
-        checks.append("finite differences")
+            if fallback is None:
+                raise GradientMismatch(f"{name}: {exc}") from None
+            grads, nonsmooth = _judge_on_kink(Kink(name, scalar, args, argnums, fd, rule, fallback, tally))
+            checks.append("finite differences at a perturbed sample")  # and agreement with the fallback, below
         _check_output(name, primal, captured[0])
         checks.append("output type/shape/dtype")
         _check_unchanged(name, before, args)
@@ -156,8 +175,9 @@ def _check_rule(target, args, kwargs, seed, rtol, atol, repeats, timing, expecte
                  who=("the " + fallback, "the rule"))
         checks.append(f"agrees with {fallback}")
     captured.clear()
+    reseed(states)  # the caller's random states as they were
     return RuleReport(name, repr(rule) if rule is not None else f"{served.source} rule", fallback, cost, fallback_cost,
-                      checks)
+                      checks, nonsmooth)
 
 
 def _only_declared(key):
@@ -198,6 +218,130 @@ class counting:
     def __exit__(self, *exc):
         if self.rule is not None:
             self.rule.fwd = self.fwd
+
+
+RANDOM_STATES = (np.random.Generator, np.random.RandomState, np.random.BitGenerator)
+
+
+def random_states(tree) -> list:
+    """(random state, its state now) for each ``np.random`` Generator, RandomState or bit
+    generator among ``tree``'s leaves: what ``reseed`` restores."""
+    out = []
+    for v in flatten(tree)[0]:
+        if isinstance(v, np.random.Generator):
+            out.append((v.bit_generator, v.bit_generator.state))
+        elif isinstance(v, np.random.RandomState):
+            out.append((v, v.get_state(legacy=False)))
+        elif isinstance(v, np.random.BitGenerator):
+            out.append((v, v.state))
+    return out
+
+
+def reseed(states: list) -> None:
+    """Put each random state of ``random_states`` back as it was: every call draws the same
+    numbers, as finite differences and a repeated call need."""
+    for rs, state in states:
+        if isinstance(rs, np.random.RandomState):
+            rs.set_state(state)
+        else:
+            rs.state = state
+
+
+@dataclass
+class Kink:
+    """What judging a rule at a sample that fails finite differences needs."""
+
+    name: str  # the rule, as failures name it
+    scalar: Callable  # the checked function: the rule's outputs weighted at random
+    args: tuple
+    argnums: tuple
+    fd: dict  # gradient_check's tolerances, seed and argument names
+    rule: Any
+    fallback: str  # what the rule replaces: "derived rule", "native rule"
+    tally: list  # [False] while the replaced rule's calls are made: they are not the rule's to serve
+
+
+PERTURBATIONS = 3  # perturbed samples tried before finite differences are said not to judge a rule
+# Off a kink, other kinks are near (fluidsim's 27,000 floor() kinks, all within 1e-2 of a
+# perturbed zero velocity): smaller steps cross fewer of them, and float64 rounds little at 1e-8.
+KINK_STEPS = (1e-5, 1e-6, 1e-7, 1e-8)
+
+
+def _judge_on_kink(k: Kink):
+    """The rule's gradient at a sample where it disagrees with finite differences, and the note
+    saying how it was judged there; GradientMismatch when it is wrong. The sample is not smooth
+    when the replaced rule disagrees with finite differences there too: the rule must then give
+    the replaced rule's gradient at the sample (a kink's convention is the program's) and agree
+    with finite differences at a sample moved off the kink (each float argument plus 1e-2 of its
+    scale, at random; steps down to 1e-8; another such sample when the replaced rule is not smooth
+    there either)."""
+    who = f"the {k.fallback}"
+
+    def replaced(run, *a, **kw):  # ``run`` with the rule suspended: the replaced rule serves
+        k.tally[0] = False
+        try:
+            with suspended(k.rule):
+                return run(*a, **kw)
+        finally:
+            k.tally[0] = True
+
+    def replaced_check(a):
+        return replaced(gradient_check, k.scalar, a, k.argnums, who=who, explain=False, steps=KINK_STEPS, **k.fd)
+
+    try:
+        replaced_check(k.args)
+    except GradientMismatch as exc:
+        why = str(exc)
+    else:  # a smooth sample: the rule alone is wrong, named by its worst component
+        try:
+            gradient_check(k.scalar, k.args, k.argnums, who="the rule", **k.fd)
+        except GradientMismatch as exc:
+            raise GradientMismatch(f"{k.name}: {exc}") from None
+        raise GradientMismatch(f"{k.name}: the gradient disagrees with finite differences along a random direction, "
+                               "and agrees when checked again")
+    at = f"{k.name}: the sample is not smooth ({who} disagrees with finite differences there too: {why})"
+    grads = value_and_grad(k.scalar, k.argnums)(*k.args)[1]
+    _compare(at, replaced(lambda: value_and_grad(k.scalar, k.argnums)(*k.args)[1]), grads, f"{who} at this sample",
+             k.argnums, k.fd["names"], who=("the rule", who))
+    rng = np.random.default_rng(k.fd["seed"] + 1)
+    for attempt in range(1, PERTURBATIONS + 1):
+        moved = list(k.args)
+        for i in k.argnums:
+            moved[i] = perturbed(k.args[i], rng)
+        try:
+            gradient_check(k.scalar, moved, k.argnums, who="the rule", explain=False, steps=KINK_STEPS, **k.fd)
+        except GradientMismatch:
+            try:
+                replaced_check(moved)
+            except GradientMismatch:
+                continue  # not smooth there either: another sample
+            try:
+                gradient_check(k.scalar, moved, k.argnums, who="the rule", steps=KINK_STEPS, **k.fd)
+            except GradientMismatch as exc:
+                raise GradientMismatch(f"{at}; at a perturbed sample, where {who} agrees with finite differences, "
+                                       f"{exc}") from None
+        return grads, (f"the sample is not smooth ({who} disagrees with finite differences there too): the rule "
+                       f"agrees with {who} at the sample, and with finite differences at a sample perturbed by 1e-2 "
+                       f"of each argument's scale{f' (attempt {attempt})' if attempt > 1 else ''}")
+    raise GradientMismatch(f"{at}; finite differences cannot judge the rule: {who} disagrees with them at "
+                           f"{PERTURBATIONS} perturbed samples too")
+
+
+def perturbed(arg, rng):
+    """``arg`` with each float leaf moved at random by 1e-2 of its scale (its root mean square,
+    at least 1; 1e-1 for a float32 or float16 leaf, whose finite differences take larger steps)."""
+    leaves, unflatten = flatten(arg)
+    out = []
+    for v in leaves:
+        if not is_float_leaf(v):
+            out.append(v)
+            continue
+        x = np.asarray(v)
+        size = 1e-2 if x.dtype == np.float64 else 1e-1
+        scale = max(float(np.sqrt(np.mean(np.square(x, dtype=np.float64)))) if x.size else 0.0, 1.0)
+        moved = (x + size * scale * rng.standard_normal(x.shape)).astype(x.dtype)
+        out.append(float(moved) if type(v) is float else moved if isinstance(v, np.ndarray) else moved[()])
+    return unflatten(out)
 
 
 def _add_tree(g, seed_leaves):

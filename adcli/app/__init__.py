@@ -11,8 +11,10 @@ from .export import KINDS as EXPORT_KINDS
 from .export import Export, export
 from .profiling import ProfileRun, ProfileView, profile, show
 from .rules import RuleInfo, RuleListing, rules_list, rules_show
+from .scaling import parse_scale
 
 __all__ = [
     "Advice", "advise", "CheckReport", "RuleCheck", "check", "Comparison", "compare", "Export", "export",
     "EXPORT_KINDS", "ProfileRun", "ProfileView", "profile", "show", "RuleInfo", "RuleListing", "rules_list", "rules_show",
+    "parse_scale",
 ]

@@ -16,8 +16,9 @@ from ..profiler.store import Samples, load
 from ..rules.declare import Rule
 from ..rules.dispatch import dispatch
 from ..testing import GradientMismatch, RuleNotServed, RuleReport, check_rule, counting
-from .evidence import evidence
+from .evidence import argument_names_of, evidence
 from .resolve import find_target, profile_mismatch
+from .scaling import ScaleError, plan, unknown
 from .targets import check_target
 
 STATUSES = ("ok", "wrong", "fail", "todo", "error")  # fail: the rule did not serve the checked calls
@@ -39,10 +40,10 @@ class RuleCheck:
     def to_json(self) -> dict:
         out = {"rule": self.rule, "source": self.source, "status": self.status, "on": self.on, "report": self.report,
                "served_by": None, "checks": [], "gradient_s": None, "peak_bytes": None, "replaces": None,
-               "replaced_s": None, "replaced_peak_bytes": None}
+               "replaced_s": None, "replaced_peak_bytes": None, "nonsmooth": None}
         r = self.result
         if r is not None:
-            out.update(served_by=r.rule, checks=list(r.checks), replaces=r.fallback)
+            out.update(served_by=r.rule, checks=list(r.checks), replaces=r.fallback, nonsmooth=r.nonsmooth or None)
             if r.cost is not None:
                 out.update(gradient_s=r.cost.seconds, peak_bytes=r.cost.peak_bytes)
             if r.fallback_cost is not None:
@@ -112,7 +113,7 @@ def load_rules_file(path: str):
 
 
 def check(path: str, profile: str | None = None, script: str | None = None, timing: bool = True,
-          sizes: list | None = None, modules: tuple = ()) -> CheckReport:
+          sizes: list | None = None, modules: tuple = (), scale: dict | None = None) -> CheckReport:
     """Check each rule ``path`` declares: on the profile's sample inputs (and keyword
     arguments) for the rule's signature when ``profile`` is given and has them, else by running
     the module's own ``test_*`` functions. ``script``: the program whose functions rules for
@@ -124,7 +125,10 @@ def check(path: str, profile: str | None = None, script: str | None = None, timi
     One result per rule: ok (the rule served every checked call and every check passed), wrong,
     fail (the rule did not serve: its target is not found, its module is imported under another
     name, or the program calls the function with another signature; app/resolve.py), todo or
-    error, and the report."""
+    error, and the report. ``sizes``: each rule that passed is also timed on its sample scaled to
+    these sizes (app/evidence.py), the arguments scaled as ``scale`` says (``{name or position:
+    axis or None}``; the others inferred from the shapes, app/scaling.py); ScaleError before any
+    is timed when ``scale`` names an argument no such rule has."""
     if script is not None:
         load_script_definitions(script)
     data = load(profile) if profile is not None else None
@@ -137,7 +141,7 @@ def check(path: str, profile: str | None = None, script: str | None = None, timi
     tests = {name: getattr(module, name) for name in dir(module) if name.startswith("test_")}
     by_sig = {s.signature: s for s in data.signatures} if data is not None else {}
     try:
-        report = CheckReport(path, [])
+        report, timed = CheckReport(path, []), []
         for rule, (func, why) in zip(declared, found):
             stats = by_sig.get(rule.signature)
             why = why or (profile_mismatch(rule, data) if data is not None and stats is None else "")
@@ -149,11 +153,28 @@ def check(path: str, profile: str | None = None, script: str | None = None, timi
             result = _check_one(rule, call, sample, tests, timing)
             report.results.append(result)
             if sizes and sample is not None and result.status == "ok":
-                report.evidence.append(evidence(rule, call, sample[0], sizes, sample[1]))
+                timed.append((rule, call, *sample))
+        report.evidence = [evidence(rule, call, args, sizes, kwargs, scaled=scaled)
+                           for (rule, call, args, kwargs), scaled in zip(timed, _scalings(timed, scale))]
         return report
     finally:
         if samples is not None:
             samples.close()
+
+
+def _scalings(timed: list, scale: dict | None) -> list:
+    """Which arguments of each timed rule's sample --sizes scales (app/scaling.py); ScaleError when
+    ``scale`` names an argument none of them has."""
+    plans, seen = [], set()
+    for rule, call, args, kwargs in timed:
+        names = argument_names_of(call, args, kwargs)
+        seen.update(names, map(str, range(len(args))))
+        plans.append(plan(names, [*args, *kwargs.values()], scale))
+    missing = unknown(scale or {}, seen) if timed else []
+    if missing:
+        raise ScaleError(f"--scale names {', '.join(missing)}, which no rule checked with --sizes takes "
+                         f"(their arguments: {', '.join(sorted(n for n in seen if not n.isdigit()))})")
+    return plans
 
 
 def _sample(stats, samples):

@@ -1,11 +1,12 @@
 """``adcli check RULES --profile P --sizes 1,4,16``: the evidence a rule's pull request carries.
 
 For each rule with sample inputs in the profile: the gradient check (``check_rule`` on the
-recorded sample), then, at each size, the recorded sample scaled along its leading axis (every
-array argument repeated ``size`` times along axis 0; a size the shapes do not allow is reported
-as such): the time and peak memory of one gradient through the rule, the same without it (the
-native rule or the derivation it replaces), autograd's where it has the function, and the rule's
-speedup. Timings are lower quartiles over about ``budget`` seconds, BLAS on one thread.
+recorded sample), then, at each size, the recorded sample scaled (its data arguments repeated
+``size`` times along their size axis, the parameters left as they are: app/scaling.py; a size
+the shapes do not allow is reported as such): the time and peak memory of one gradient through
+the rule, the same without it (the native rule or the derivation it replaces), autograd's where
+it has the function, and the rule's speedup. Timings are lower quartiles over about ``budget``
+seconds, BLAS on one thread.
 """
 
 from __future__ import annotations
@@ -17,10 +18,12 @@ from threadpoolctl import threadpool_limits
 
 from ..engine.grad import vjp
 from ..engine.registry import without_declared
+from ..gradcheck import argument_names
 from ..measure import peak_bytes, stable_median
 from ..profiler.replay import float_argnums
 from ..rules.declare import suspended
 from ..testing import GradientMismatch, check_rule
+from .scaling import apply, describe_scaling, plan
 
 
 @dataclass
@@ -49,14 +52,22 @@ class Evidence:
     check: str  # "passed" or the failure
     without: str  # what serves the call without the rule
     rows: list = field(default_factory=list)
+    scaled: list = field(default_factory=list)  # a Scaled per array argument: which were repeated, along which axis
+
+    @property
+    def scaling(self) -> str:
+        return describe_scaling(self.scaled)
 
     def to_json(self) -> dict:
-        return {"rule": self.rule, "check": self.check, "without": self.without, "rows": [r.to_json() for r in self.rows]}
+        return {"rule": self.rule, "check": self.check, "without": self.without, "scaled": [s.to_json() for s in self.scaled],
+                "scaling": self.scaling, "rows": [r.to_json() for r in self.rows]}
 
 
-def scaled(args: list, size: int) -> list:
-    """``args`` with every array of at least one dimension repeated ``size`` times along axis 0."""
-    return [np.concatenate([a] * size, axis=0) if isinstance(a, np.ndarray) and a.ndim >= 1 else a for a in args]
+def argument_names_of(call, args: list, kwargs: dict) -> list:
+    """The names ``--scale`` gives the arguments: the function's parameter names where its
+    signature says them, else their positions; keyword arguments by their keywords."""
+    names = argument_names(getattr(call, "__adcli_original__", call), len(args))
+    return [names[i] if i < len(names) else str(i) for i in range(len(args))] + list(kwargs)
 
 
 def _gradient(fn, args, kwargs):
@@ -86,28 +97,34 @@ def _peer(rule, args, kwargs, budget):
     return stable_median(lambda: g(*args), budget)[0], peak_bytes(lambda: g(*args))
 
 
-def evidence(rule, call, args: list, sizes: list, kwargs: dict | None = None, budget: float = 0.2) -> Evidence:
-    """The evidence for one rule, called through ``call`` on the recorded ``args`` and ``kwargs``."""
+def evidence(rule, call, args: list, sizes: list, kwargs: dict | None = None, budget: float = 0.2,
+             scaled: list | None = None) -> Evidence:
+    """The evidence for one rule, called through ``call`` on the recorded ``args`` and ``kwargs``,
+    scaled as ``scaled`` says (scaling.plan; inferred from the shapes when None)."""
     kwargs = kwargs or {}
+    names = argument_names_of(call, args, kwargs)
+    if scaled is None:
+        scaled = plan(names, [*args, *kwargs.values()])
     try:
         check_rule(call, *args, kwargs=kwargs, timing=False, rule=rule)
         status = "passed"
     except GradientMismatch as exc:
         status = f"FAILED: {str(exc).splitlines()[0]}"
-    ev = Evidence(str(rule.signature), status, without_declared(rule.target) or "nothing")
+    ev = Evidence(str(rule.signature), status, without_declared(rule.target) or "nothing", scaled=scaled)
     with threadpool_limits(1):
         for size in sizes:
-            xs = scaled(args, size)
-            row = SizeRow(size, ", ".join(str(tuple(a.shape)) for a in xs if isinstance(a, np.ndarray)))
+            values = apply([*args, *kwargs.values()], scaled, names, size)
+            xs, kws = values[:len(args)], dict(zip(kwargs, values[len(args):]))
+            row = SizeRow(size, ", ".join(str(tuple(a.shape)) for a in values if isinstance(a, np.ndarray)))
             try:
-                with_rule = _gradient(call, xs, kwargs)
+                with_rule = _gradient(call, xs, kws)
                 row.rule_s = stable_median(with_rule, budget)[0]
                 row.rule_bytes = peak_bytes(with_rule)
                 with suspended(rule):
-                    plain = _gradient(call, xs, kwargs)
+                    plain = _gradient(call, xs, kws)
                     row.without_s = stable_median(plain, budget)[0]
                     row.without_bytes = peak_bytes(plain)
-                row.peer_s, row.peer_bytes = _peer(rule, xs, kwargs, budget) or (None, None)
+                row.peer_s, row.peer_bytes = _peer(rule, xs, kws, budget) or (None, None)
             except Exception as exc:  # noqa: BLE001 - a size the shapes do not allow
                 row.note = f"not at this size: {type(exc).__name__}: {str(exc).splitlines()[0][:80]}"
             ev.rows.append(row)

@@ -1,5 +1,6 @@
 """A signature's sample inputs as profile data: arrays go to the ``.npz`` sidecar, numbers and
-strings inline, containers item by item; anything else is described and left out."""
+strings inline, containers item by item, random states by their bit generator's state
+(random_states.py); anything else is described and left out."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from ..engine.descriptors import describe
 from ..engine.grad import stop_gradient
 from ..engine.pytree import flatten
 from .fields import MAX_INT, MAX_NESTING
+from .random_states import decode_random_state, encode_random_state
 
 # NumPy scalars a sample stores inline: those whose .item() is a JSON number or bool
 SCALAR_DTYPES = {np.dtype(c).name for c in "?bhilqBHILQefd"}
@@ -31,6 +33,9 @@ def encode(v, key: str, arrays: dict):
     if isinstance(v, dict) and all(isinstance(k, str) for k in v):
         # keys by position, not by name: names could make two paths collide
         return {"dict": {k: encode(x, f"{key}_{j}", arrays) for j, (k, x) in enumerate(v.items())}}
+    state = encode_random_state(v)
+    if state is not None:
+        return {"random": state}
     return {"unsupported": describe(v)}
 
 
@@ -60,6 +65,11 @@ def decode(entry, arrays: dict, missing=None):
     if "dict" in entry:
         items = {k: decode(x, arrays, missing) for k, x in entry["dict"].items()}
         return missing if any(x is missing for x in items.values()) else items
+    if "random" in entry:
+        try:
+            return decode_random_state(entry["random"])
+        except ValueError:
+            return missing
     return missing
 
 
@@ -88,11 +98,21 @@ def malformed(e) -> str | None:
             stack.extend((x, f"{where}.{k}", depth + 1) for k, x in (e["dict"].items() if ok else []))
         elif "unsupported" in e:
             ok = isinstance(e["unsupported"], str) and len(e) == 1
+        elif "random" in e:
+            ok = len(e) == 1 and _random_state_reads(e["random"])
         else:
             ok = False
         if not ok:
             return where
     return None
+
+
+def _random_state_reads(entry) -> bool:
+    try:
+        decode_random_state(entry)
+    except ValueError:
+        return False
+    return True
 
 
 def capture(args, kwargs, limit: int, budget: int):

@@ -30,7 +30,7 @@ def _cell(seconds, nbytes=None) -> str:
 def _evidence_markdown(ev) -> list:
     """The table a rule's pull request carries (markdown, readable as text too)."""
     out = [f"**{md_code(ev.rule)}**: gradient check {md_line(ev.check)}; without the rule it is {md_line(ev.without)}",
-           "", "| size | input shapes | with the rule | without it | autograd | rule speedup |",
+           "", md_line(ev.scaling), "", "| size | input shapes | with the rule | without it | autograd | rule speedup |",
            "|---:|---|---:|---:|---:|---:|"]
     for row in ev.rows:
         if row.note:
