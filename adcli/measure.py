@@ -49,16 +49,29 @@ def stable_median(fn, budget: float = 0.2, min_repeats: int = 5, max_repeats: in
 
 def alternating_medians(fns: list, budget: float = 0.2, min_rounds: int = 5, max_rounds: int = 500,
                         quantile: float = 0.25, group_s: float = 2e-3, calls: list | None = None) -> list[float]:
-    """Seconds of one call of each of ``fns``, sampled in turn (a group of calls of each per
-    round) until ``budget`` seconds are spent: a machine that slows down for a while slows every
-    one of them, so their differences stay true. Each round calls a function as many times in a
-    row as last about ``group_s`` (at least once), so that each is timed with its own data in the
-    caches, as a program calling it in a loop runs it, not after another's memory traffic. Each
-    is the ``quantile`` of its samples (the lower quartile: a busy machine only ever adds time, so
-    the faster samples are the call's own cost; the median when ``quantile`` is 0.5). Garbage
-    collection is off while timing."""
+    """Seconds of one call of each of ``fns``, sampled in turn (``interleaved``): each is the
+    ``quantile`` of its samples (the lower quartile: a busy machine only ever adds time, so the
+    faster samples are the call's own cost; the median when ``quantile`` is 0.5). ``calls``, if
+    given, receives how many timed calls each got."""
+    times = interleaved(fns, budget, min_rounds, max_rounds, group_s, calls=calls)
+    return [float(np.quantile(t, quantile)) for t in times]
+
+
+def interleaved(fns: list, budget: float = 0.2, min_rounds: int = 5, max_rounds: int = 500, group_s: float = 2e-3,
+                calls: list | None = None, before: list | None = None) -> list[list[float]]:
+    """Seconds of one call of each of ``fns``, one sample per round: the functions are sampled
+    in turn (a group of calls of each per round) until ``budget`` seconds are spent, so that a
+    machine that slows down for a while slows every one of them and their differences stay
+    true. Each round calls a function as many times in a row as last about ``group_s`` (at least
+    once), so that each is timed with its own data in the caches, as a program calling it in a
+    loop runs it, not after another's memory traffic. ``before[i]`` (None or a callable) runs
+    before each group of ``fns[i]``, untimed: what puts the state it is timed in in place (its
+    rules in or out of the registry). Garbage collection is off while timing."""
+    setups = list(before) if before is not None else [None] * len(fns)
     groups = []
-    for fn in fns:
+    for fn, setup in zip(fns, setups):
+        if setup is not None:
+            setup()
         fn()  # warm caches
         t0 = _perf()
         fn()
@@ -70,7 +83,9 @@ def alternating_medians(fns: list, budget: float = 0.2, min_rounds: int = 5, max
         start = _perf()
         rounds = 0
         while rounds < max_rounds and (rounds < min_rounds or _perf() - start < budget):
-            for fn, k, out in zip(fns, groups, times):
+            for fn, setup, k, out in zip(fns, setups, groups, times):
+                if setup is not None:
+                    setup()
                 t0 = _perf()
                 for _ in range(k):
                     fn()
@@ -83,7 +98,35 @@ def alternating_medians(fns: list, budget: float = 0.2, min_rounds: int = 5, max
             gc.enable()
     if calls is not None:
         calls[:] = [k * len(t) for k, t in zip(groups, times)]
-    return [float(np.quantile(t, quantile)) for t in times]
+    return times
+
+
+@dataclass(frozen=True)
+class Spread:
+    """How one call's time varied over rounds of timing: the fastest, the lower quartile, the
+    median, the upper quartile and the slowest round, in seconds. Its noise range is the
+    quartiles' (the middle half of the rounds: one round a busy machine preempted moves the
+    slowest, not the range)."""
+
+    fastest: float
+    low: float  # lower quartile
+    median: float
+    high: float  # upper quartile
+    slowest: float
+    rounds: int
+
+    @classmethod
+    def of(cls, seconds: list) -> "Spread":
+        q = np.quantile(np.asarray(seconds, dtype=float), [0.0, 0.25, 0.5, 0.75, 1.0])
+        return cls(*(float(v) for v in q), len(seconds))
+
+    def overlaps(self, other: "Spread") -> bool:
+        """Whether the two noise ranges overlap: no difference beyond noise."""
+        return self.low <= other.high and other.low <= self.high
+
+    def to_json(self) -> dict:
+        return {"fastest_s": self.fastest, "low_s": self.low, "median_s": self.median, "high_s": self.high,
+                "slowest_s": self.slowest, "rounds": self.rounds}
 
 
 def peak_bytes(fn) -> int:
