@@ -14,9 +14,11 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import textwrap
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 WIDTH = 140  # columns when stdout is not a terminal
 
@@ -126,3 +128,22 @@ def capture(renderable) -> str:
     with c.capture() as cap:
         c.print(renderable)
     return "\n".join(line.rstrip() for line in cap.get().rstrip().splitlines())
+
+
+def paint(text: str, style: str) -> str:
+    """``text`` in ``style`` (a rich style: "green", "bold red") when the console shows styles
+    (a terminal without NO_COLOR, or --color), else ``text`` itself."""
+    c = console()
+    if c.no_color or c.color_system is None:
+        return text
+    with c.capture() as cap:
+        c.print(Text(text, style=style), end="", soft_wrap=True)
+    return cap.get()
+
+
+def wrapped(text: str, first: str = "", rest: str | None = None) -> str:
+    """``text`` broken into lines that fit the console, the first behind ``first``, the others
+    behind ``rest`` (default: as many spaces); a word longer than a line (a path) is not cut."""
+    return textwrap.fill(text, width=console().width, initial_indent=first,
+                         subsequent_indent=" " * len(first) if rest is None else rest,
+                         break_long_words=False, break_on_hyphens=False)

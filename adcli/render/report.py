@@ -39,6 +39,7 @@ def render_html(report: Report) -> str:
              "<title>adcli report</title>", f"<style>{_CSS}</style></head><body>", "<h1>adcli report</h1>"]
     for i, (path, profile) in enumerate(zip(report.paths, report.profiles)):
         parts += _profile_section(i, path, profile)
+    parts += _comparison_section(report)
     parts += _advice_section(report)
     parts.append("</body></html>")
     return "\n".join(parts)
@@ -150,6 +151,31 @@ def _flame(i: int, profile: Profile, which: str) -> list:
                    + (f'<text x="{x + 3:.1f}" y="{level * row_h + 13}">{escape(text)}</text>' if text else "") + "</a>")
     svg.append("</svg>")
     return [title, *svg]
+
+
+def _comparison_section(report: Report) -> list:
+    """Each program profiled before and after rules files: the profiles' rows side by side."""
+    out = []
+    for k, (before, after, rules, c) in enumerate(report.comparisons):
+        change = "—" if c.total_change is None else f"{c.total_change:+.0%}"
+        out += [f'<h2 id="compare{k}">Before and after: {escape(before)} → {escape(after)}</h2>',
+                f"<p>{escape(after)} is the program of {escape(before)} profiled with the rules of "
+                f"{escape(', '.join(rules))}. Gradient time {escape(duration(c.total_before_s))} → "
+                f"{escape(duration(c.total_after_s))} ({escape(change)}): one run each, within a shared machine's "
+                "noise; <code>adcli compare --script SCRIPT --rules FILE</code> times each side with repeats.</p>"]
+        out += [f"<p>Note: {escape(n)}</p>" for n in c.notes]
+        out.append(f'<table id="compare{k}-rows"><thead><tr><th class="l">signature</th><th>before</th><th>after</th>'
+                   '<th>change</th><th class="l">served before</th><th class="l">served after</th></tr></thead><tbody>')
+        for r in c.rows:
+            cells = [duration(r.before_s) if r.before_s is not None else "—",
+                     duration(r.after_s) if r.after_s is not None else "—",
+                     "—" if r.change is None else f"{r.change:+.0%}"]
+            out.append(f'<tr><td class="l"><code>{escape(str(r.signature))}</code></td>'
+                       + "".join(f"<td>{escape(x)}</td>" for x in cells)
+                       + f'<td class="l">{escape(r.before_served_by or "—")}</td>'
+                       f'<td class="l">{escape(r.after_served_by or "—")}</td></tr>')
+        out.append("</tbody></table>")
+    return out
 
 
 def _advice_section(report: Report) -> list:
