@@ -179,6 +179,9 @@ def test_verdict_colours_on_a_terminal_and_none_with_no_color(monkeypatch):
     assert "\x1b[" in styled and "faster\x1b[0m" in styled
     assert "\x1b[" in render(_comparison(within=True), "table")
     monkeypatch.setattr(console, "COLOR", None)
+    monkeypatch.setattr(console.os, "isatty", lambda fd: True)  # a terminal: styled unless NO_COLOR
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert "faster\x1b[0m" in render(_comparison(), "table")
     monkeypatch.setenv("NO_COLOR", "1")
     assert "\x1b[" not in render(_comparison(), "table")
 

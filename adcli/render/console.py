@@ -142,8 +142,12 @@ def paint(text: str, style: str) -> str:
 
 
 def wrapped(text: str, first: str = "", rest: str | None = None) -> str:
-    """``text`` broken into lines that fit the console, the first behind ``first``, the others
-    behind ``rest`` (default: as many spaces); a word longer than a line (a path) is not cut."""
-    return textwrap.fill(text, width=console().width, initial_indent=first,
+    """``text`` broken into lines that fit the terminal (or COLUMNS), the first behind
+    ``first``, the others behind ``rest`` (default: as many spaces); a word longer than a line
+    (a path) is not cut. Off a terminal, without COLUMNS, one line: whole for grep and logs."""
+    width = _columns_env() or (console().width if os.isatty(1) and not _PLAIN[0] else None)
+    if width is None:
+        return first + text
+    return textwrap.fill(text, width=width, initial_indent=first,
                          subsequent_indent=" " * len(first) if rest is None else rest,
                          break_long_words=False, break_on_hyphens=False)
