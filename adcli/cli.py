@@ -66,8 +66,12 @@ class _Group(click.Group):
             click.echo(f"adcli: error: {safe(exc)}", err=True)
             ctx.exit(2)
         except KeyboardInterrupt:  # Ctrl-C: one line and the shell's status for SIGINT, as `adcli profile` exits
-            click.echo("\nadcli: interrupted", err=True)
-            ctx.exit(130)
+            _interrupted()
+
+
+def _interrupted() -> None:
+    click.echo("\nadcli: interrupted", err=True)
+    sys.exit(130)
 
 
 def _format_option(result_type: type):
@@ -420,7 +424,21 @@ def compare(before, after, script, rules_files, modules, budget, fail_if_slower,
 
 
 def main() -> None:
-    cli(prog_name="adcli")
+    """Run the command line; Ctrl-C anywhere (parsing the options too, where click would say
+    "Aborted!" with status 1) exits 130 with one line."""
+    try:
+        status = cli.main(prog_name="adcli", standalone_mode=False)
+    except click.Abort as exc:
+        if isinstance(exc.__cause__, KeyboardInterrupt):
+            _interrupted()
+        click.echo("Aborted!", err=True)
+        sys.exit(1)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        _interrupted()
+    sys.exit(status if isinstance(status, int) else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover
