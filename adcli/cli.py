@@ -23,6 +23,7 @@ from .app.profiling import SORTS as PROFILE_SORTS
 from .app.profiling import check_output, profile_files
 from .app.report import report as make_report
 from .app.report import write_report
+from .app.timing import DEFAULT_BUDGET_S
 from .errors import AdcliError
 from .fileio import write_text
 from .profiler.api import (
@@ -65,8 +66,12 @@ class _Group(click.Group):
             click.echo(f"adcli: error: {safe(exc)}", err=True)
             ctx.exit(2)
         except KeyboardInterrupt:  # Ctrl-C: one line and the shell's status for SIGINT, as `adcli profile` exits
-            click.echo("\nadcli: interrupted", err=True)
-            ctx.exit(130)
+            _interrupted()
+
+
+def _interrupted() -> None:
+    click.echo("\nadcli: interrupted", err=True)
+    sys.exit(130)
 
 
 def _format_option(result_type: type):
@@ -260,6 +265,8 @@ def suggest(profiles, fmt, sort, show_all, tier, output, force, **options) -> No
     if output is not None:  # before any work: nothing half-done
         check_output(output, profile_files(profiles or (DEFAULT_PROFILE,)), force)
     advice = app.advise(profiles, _thresholds(options), sort=sort, show_all=show_all, tier=tier)
+    for note in advice.notes:
+        _note(f"adcli: {safe(note)}")
     if fmt == "json" and advice.summary.problems:  # the JSON is a list (the contract): say it here
         click.echo(f"adcli: warning: advice from an incomplete profile: {safe('; '.join(advice.summary.problems))}",
                    err=True)
@@ -370,17 +377,75 @@ def report(profiles, output, force, **options) -> None:
     _note(f"adcli: wrote {safe(output)}")
 
 
-@cli.command(short_help="Compare two profiles, per signature and in total.")
+class Share(click.ParamType):
+    """A percentage written as "5%" or "5": the share 0.05."""
+
+    name = "PCT"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, float):
+            return value
+        try:
+            share = float(str(value).strip().rstrip("%")) / 100
+        except ValueError:
+            self.fail(f"{value!r} is not a percentage (e.g. 5%)", param, ctx)
+        if not 0 <= share < float("inf"):
+            self.fail(f"{value!r} is not a non-negative percentage", param, ctx)
+        return share
+
+
+@cli.command(short_help="Compare two profiles; with --script, time each side with repeats.")
 @click.argument("before", type=click.Path(dir_okay=False))
 @click.argument("after", type=click.Path(dir_okay=False))
+@click.option("--script", default=None, type=click.Path(dir_okay=False),
+              help="The profiled script: time the gradients of the functions it hands to grad on the profiles' "
+                   "samples, without and with the --rules files, in turn, with repeats (its definitions are loaded, "
+                   "its `if __name__ == \"__main__\":` block is not run). Never taken from the profile.")
+@click.option("--rules", "rules_files", multiple=True, type=click.Path(dir_okay=False),
+              help="A rules file AFTER was profiled with (repeatable): in for the after side, out for the before.")
+@click.option("--module", "modules", multiple=True, type=click.Path(dir_okay=False), metavar="FILE",
+              help="A module of yours (repeatable) whose functions the program hands to grad, besides the script's.")
+@click.option("--budget", type=Seconds(), default=DEFAULT_BUDGET_S, show_default=True,
+              help="Seconds of timing, both sides together (at least 5 rounds).")
+@click.option("--fail-if-slower", "fail_if_slower", type=Share(), default=None, metavar="PCT",
+              help="With --script: exit status 1 when the after side is slower beyond noise by more than PCT "
+                   "(e.g. 5%), for CI.")
 @_format_option(app.Comparison)
-def compare(before, after, fmt) -> None:
-    """Compare two profiles: per signature and in total, gradient time, allocations, who served it."""
-    _out(render(app.compare(before, after), fmt))
+def compare(before, after, script, rules_files, modules, budget, fail_if_slower, fmt) -> None:
+    """Compare two profiles: per signature and in total, gradient time, allocations, who served it.
+
+    Each profile is one run of the program, within a shared machine's noise. With --script (and
+    --rules, the rules AFTER was profiled with), each side is timed again with repeats: the change
+    is printed as a range, "within noise" when the sides' ranges overlap.
+    """
+    if fail_if_slower is not None and script is None:
+        raise click.UsageError("--fail-if-slower needs the sides timed with repeats: give --script SCRIPT "
+                               "(and --rules FILE)")
+    result = app.compare(before, after, script, rules_files, modules, budget)
+    _out(render(result, fmt))
+    if fail_if_slower is not None and result.slower_beyond(fail_if_slower):
+        low, _ = result.timing.change
+        click.echo(f"adcli: the after side is slower beyond noise by {low:.0%} at least, more than "
+                   f"--fail-if-slower {fail_if_slower:.0%}", err=True)
+        sys.exit(1)
 
 
 def main() -> None:
-    cli(prog_name="adcli")
+    """Run the command line; Ctrl-C anywhere (parsing the options too, where click would say
+    "Aborted!" with status 1) exits 130 with one line."""
+    try:
+        status = cli.main(prog_name="adcli", standalone_mode=False)
+    except click.Abort as exc:
+        if isinstance(exc.__cause__, KeyboardInterrupt):
+            _interrupted()
+        click.echo("Aborted!", err=True)
+        sys.exit(1)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        _interrupted()
+    sys.exit(status if isinstance(status, int) else 0)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -89,8 +89,18 @@ class Rounds:
 _Z = {0.8: 1.2816, 0.9: 1.6449, 0.95: 1.96}
 
 
+def interleaved(fns: list, budget: float = 0.2, min_rounds: int = 5, max_rounds: int = 500, group_s: float = 2e-3,
+                calls: list | None = None, before: list | None = None) -> list[list[float]]:
+    """Seconds of one call of each of ``fns``, one sample per round (:func:`alternating_rounds`'
+    seconds); ``calls``, if given, receives how many timed calls each got."""
+    rounds = alternating_rounds(fns, budget, min_rounds, max_rounds, group_s, before=before)
+    if calls is not None:
+        calls[:] = rounds.calls
+    return rounds.seconds
+
+
 def alternating_rounds(fns: list, budget: float = 0.2, min_rounds: int = 5, max_rounds: int = 500,
-                       group_s: float = 2e-3, more=None, extra: float = 0.0) -> Rounds:
+                       group_s: float = 2e-3, more=None, extra: float = 0.0, before: list | None = None) -> Rounds:
     """Time each of ``fns`` in turn (a group of calls of each per round) until ``budget``
     seconds are spent: a machine that slows down for a while slows every one of them, so their
     differences stay true. Each round calls a function as many times in a row as last about
@@ -105,9 +115,14 @@ def alternating_rounds(fns: list, budget: float = 0.2, min_rounds: int = 5, max_
     time.
 
     ``more(rounds) -> bool``: once ``budget`` is spent, asked after each further round whether
-    to go on (an interval not yet narrow enough), for up to ``extra`` seconds more."""
+    to go on (an interval not yet narrow enough), for up to ``extra`` seconds more. ``before[i]``
+    (None or a callable) runs before each group of ``fns[i]``, untimed: what puts the state it is
+    timed in in place (its rules in or out of the registry)."""
+    setups = list(before) if before is not None else [None] * len(fns)
     groups = []
-    for fn in fns:
+    for fn, setup in zip(fns, setups):
+        if setup is not None:
+            setup()
         fn()  # warm caches
         t0 = _perf()
         fn()
@@ -124,7 +139,9 @@ def alternating_rounds(fns: list, budget: float = 0.2, min_rounds: int = 5, max_
             if rounds >= min_rounds and spent >= budget:
                 if more is None or spent >= budget + extra or not more(_chosen(wall, cpu, groups)):
                     break
-            for fn, k, w, c in zip(fns, groups, wall, cpu):
+            for fn, setup, k, w, c in zip(fns, setups, groups, wall, cpu):
+                if setup is not None:
+                    setup()
                 c0, t0 = _cpu(), _perf()
                 for _ in range(k):
                     fn()
@@ -149,6 +166,34 @@ def _chosen(wall: list, cpu: list, groups: list) -> Rounds:
 
 
 _THREADED = 1.15  # CPU time over elapsed time above which the calls ran on more than one core
+
+
+@dataclass(frozen=True)
+class Spread:
+    """How one call's time varied over rounds of timing: the fastest, the lower quartile, the
+    median, the upper quartile and the slowest round, in seconds. Its noise range is the
+    quartiles' (the middle half of the rounds: one round a busy machine preempted moves the
+    slowest, not the range)."""
+
+    fastest: float
+    low: float  # lower quartile
+    median: float
+    high: float  # upper quartile
+    slowest: float
+    rounds: int
+
+    @classmethod
+    def of(cls, seconds: list) -> "Spread":
+        q = np.quantile(np.asarray(seconds, dtype=float), [0.0, 0.25, 0.5, 0.75, 1.0])
+        return cls(*(float(v) for v in q), len(seconds))
+
+    def overlaps(self, other: "Spread") -> bool:
+        """Whether the two noise ranges overlap: no difference beyond noise."""
+        return self.low <= other.high and other.low <= self.high
+
+    def to_json(self) -> dict:
+        return {"fastest_s": self.fastest, "low_s": self.low, "median_s": self.median, "high_s": self.high,
+                "slowest_s": self.slowest, "rounds": self.rounds}
 
 
 def peak_bytes(fn) -> int:

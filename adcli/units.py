@@ -31,6 +31,24 @@ def duration(s: float | None) -> str:
     return f"{s * 1e6:.3g} µs"
 
 
+def duration_range(low: float, high: float) -> str:
+    """Two durations as a range, the unit once when they share it: "5.05–5.43 ms", "980 µs–1.02 ms"."""
+    a, b = duration(low), duration(high)
+    if a == b:
+        return a
+    unit = a.rsplit(" ", 1)[-1]
+    return f"{a.rsplit(' ', 1)[0]}–{b}" if b.endswith(" " + unit) else f"{a}–{b}"
+
+
+def percent_range(low: float, high: float) -> str:
+    """A relative change as a range, signed, the end nearer zero first: "-38% to -44%",
+    "+3% to +9%", "-2% to +5%" (a range that holds zero, low end first)."""
+    if low > 0 or high < 0:
+        low, high = sorted((low, high), key=abs)
+    a, b = f"{low:+.0%}", f"{high:+.0%}"
+    return a if a == b else f"{a} to {b}"
+
+
 def ms(s: float | None) -> str:
     """Seconds as a bare number of milliseconds, for a column headed "(ms)"."""
     return DASH if s is None else f"{s * 1e3:.3f}"

@@ -53,8 +53,9 @@ def fresh() -> tuple[str, str]:
         _run(f"adcli {' '.join(check)}", check, tmp, second)
         _run(f"adcli profile --rules rules.py -o after.json {SCRIPT} > /dev/null",
              ["-q", "profile", "--rules", "rules.py", "-o", "after.json", SCRIPT], tmp, second, quiet_stdout=True)
-        _run("adcli compare adcli-profile.json after.json --format markdown",
-             ["compare", "adcli-profile.json", "after.json", "--format", "markdown"], tmp, second)
+        _run(f"adcli compare adcli-profile.json after.json --script {SCRIPT} --rules rules.py --format markdown",
+             ["compare", "adcli-profile.json", "after.json", "--script", SCRIPT, "--rules", "rules.py", "--format",
+              "markdown"], tmp, second)
         return "\n".join(first), "\n".join(second)
 
 

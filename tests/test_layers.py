@@ -41,6 +41,8 @@ LAZY: dict[tuple[str, str], str] = {
     ("adcli.pytest_plugin", "adcli.testing"): "loaded when a test uses the adcli_check_rule fixture",
     ("adcli.pytest_plugin", "adcli.rules"): "loaded when a test uses the adcli_rules fixture",
     ("adcli.pytest_plugin", "adcli.engine.registry"): "loaded when a test declares rules through the plugin",
+    ("adcli", "adcli.engine"): "adcli.grad & co.: the engine loads on first use, so `adcli` answers Ctrl-C while it loads",
+    ("adcli.__main__", "adcli.cli"): "the console script catches a Ctrl-C while the command line's modules load",
     ("adcli", "adcli.app.notebook"): "adcli.profile(): the profiler loads on first use, `import adcli` is the engine",
     ("adcli", "adcli.render.html"): "adcli.profile(): its results' rich display in Jupyter, with the profiler",
 }

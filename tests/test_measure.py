@@ -133,3 +133,37 @@ def test_rounds_go_on_past_the_budget_while_asked_and_within_the_extra(monkeypat
     capped = measure.alternating_rounds([lambda: clocks.work(2 ** -9)], budget=2 ** -9 * 5, min_rounds=5,
                                         group_s=0.0, more=lambda r: True, extra=2 ** -9 * 3)
     assert len(capped.seconds[0]) == 8  # 5 rounds of budget, then 3 more of extra
+
+
+def test_interleaved_runs_each_functions_hook_untimed_before_each_group(monkeypatch):
+    clock = Clock()
+    monkeypatch.setattr(measure, "_perf", clock)
+    monkeypatch.setattr(measure, "_cpu", clock)
+    events = []
+    state = {"rule": None}
+
+    def hook(name):
+        def put():
+            events.append(f"{name}-hook")
+            state["rule"] = name
+            clock.now += 1.0  # a hook's time is never a call's
+        return put
+
+    def gradient():
+        events.append(state["rule"])
+        clock.now += 2 ** -8 if state["rule"] == "without" else 2 ** -10
+
+    times = measure.interleaved([gradient, gradient], budget=0.0, min_rounds=4, group_s=2 ** -10,
+                                before=[hook("without"), hook("with")])
+    assert times == [[2 ** -8] * 4, [2 ** -10] * 4]  # one sample per round, each in its own state
+    # each group after its hook: warmed and sized first, then round after round, in turn
+    assert events[:6] == ["without-hook", "without", "without", "with-hook", "with", "with"]
+    assert events[6:] == ["without-hook", "without", "with-hook", "with"] * 4
+
+
+def test_a_spread_is_read_from_its_quartiles():
+    s = measure.Spread.of([5.0, 1.0, 3.0, 2.0, 4.0, 100.0, 2.5, 3.5, 4.5])
+    assert (s.fastest, s.low, s.median, s.high, s.slowest, s.rounds) == (1.0, 2.5, 3.5, 4.5, 100.0, 9)
+    # a preempted round moves the slowest, not the range
+    assert s.overlaps(measure.Spread.of([4.5, 4.5, 6, 7, 8])) and not s.overlaps(measure.Spread.of([4.6, 4.6, 6, 7, 8]))
+    assert s.to_json()["low_s"] == 2.5

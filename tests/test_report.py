@@ -6,6 +6,7 @@ import os
 import re
 from html.parser import HTMLParser
 
+import pytest
 from click.testing import CliRunner
 
 from adcli.cli import cli
@@ -84,3 +85,32 @@ def test_report_escapes_the_profile_and_says_why_there_is_no_advice(tmp_path):
     text = open(out, encoding="utf-8").read()
     assert "script" not in page.tags and "&lt;script&gt;alert(1)&lt;/script&gt;" in text
     assert "INCOMPLETE: no replays" in text and "no call was replayed" in text
+
+
+def test_charts_have_a_legend_of_their_colours_and_flame_graphs_a_time_axis(tmp_path):
+    from adcli.render.report import _COLOURS, time_ticks
+
+    prof, out = str(tmp_path / "p.json"), str(tmp_path / "report.html")
+    assert invoke("profile", "-o", prof, os.path.join(os.path.dirname(SCRIPTS), "..", "..", "profiles",
+                                                      "gp_lml.py")).exit_code == 0
+    assert invoke("report", prof, "-o", out).exit_code == 0
+    text = open(out, encoding="utf-8").read()
+    assert {"p0-ratios-legend", "p0-forward-legend", "p0-reverse-legend"} <= parse(out).ids
+    for chart in ("ratios", "forward", "reverse"):
+        svg = text[text.index(f'id="p0-{chart}"'):]
+        svg, legend = svg[:svg.index("</svg>")], svg[svg.index(f'id="p0-{chart}-legend"'):].split("</p>")[0]
+        fills = set(re.findall(r'<rect[^>]* fill="(#[0-9a-f]{6})"', svg))
+        swatches = set(re.findall(r'class="swatch" style="background:(#[0-9a-f]{6})"', legend))
+        assert fills and fills == swatches, (chart, fills, swatches)  # every colour shown is explained, no other
+        assert {"derived", "native"} <= {k for k, c in _COLOURS.items() if f"a {k} rule" in legend}
+    forward = text[text.index('id="p0-forward"'):]
+    axis = forward[forward.index('class="time-axis"'):forward.index("</svg>")]
+    labels = re.findall(r"<text[^>]*>([^<]+)</text>", axis)
+    assert labels[0] == "0" and len(labels) >= 3 and all(re.fullmatch(r"\d+(\.\d+)? (ms|µs|s)", x) for x in labels[1:])
+    assert re.search(r"<td>\d+(\.\d+)?&nbsp;(ms|µs|s)</td>", text)
+    assert "td:not(.l){white-space:nowrap}" in text  # a number and its unit never part
+
+    assert time_ticks(0.0083) == pytest.approx([0.0, 0.002, 0.004, 0.006, 0.008])  # steps of 1, 2 or 5
+    assert time_ticks(0.0079) == pytest.approx([0.0, 0.001, 0.002, 0.003, 0.004, 0.005, 0.006, 0.007])
+    assert time_ticks(0.84) == pytest.approx([0.0, 0.2, 0.4, 0.6, 0.8])
+    assert time_ticks(138.4) == pytest.approx([0, 20, 40, 60, 80, 100, 120])

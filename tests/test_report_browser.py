@@ -4,6 +4,7 @@ and flame graphs, every link between the advice, the charts and the signatures l
 element, and a screenshot is taken (kept in ADCLI_TEST_ARTIFACTS when that is set)."""
 
 import os
+import re
 import shutil
 import subprocess
 
@@ -52,3 +53,31 @@ def test_the_report_in_headless_chromium(tmp_path):
     if os.environ.get("ADCLI_TEST_ARTIFACTS"):
         os.makedirs(os.environ["ADCLI_TEST_ARTIFACTS"], exist_ok=True)
         shutil.copy(shot, os.path.join(os.environ["ADCLI_TEST_ARTIFACTS"], "report.png"))
+
+
+# measures, in the browser's own layout, the numeric cells whose text takes more than one line
+_COUNT_WRAPPED = """<script>
+let wrapped = [];
+for (const td of document.querySelectorAll("td:not(.l)")) {
+  const range = document.createRange();
+  range.selectNodeContents(td);
+  const tops = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
+  if (tops.size > 1) wrapped.push(td.textContent);
+}
+document.body.setAttribute("data-cells", document.querySelectorAll("td:not(.l)").length);
+document.body.setAttribute("data-wrapped", JSON.stringify(wrapped));
+</script></body>"""
+
+
+def test_numbers_and_their_units_stay_on_one_line_in_a_narrow_window(tmp_path):
+    prof, page = str(tmp_path / "p.json"), tmp_path / "report.html"
+    runner = CliRunner()
+    assert runner.invoke(cli, ["profile", "-o", prof, os.path.join(ROOT, "profiles", "gp_lml.py")]).exit_code == 0
+    assert runner.invoke(cli, ["report", prof, "-o", str(page)]).exit_code == 0
+    probe = tmp_path / "probe.html"  # the page with a measuring script (the report itself has none)
+    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", _COUNT_WRAPPED), encoding="utf-8")
+    dom = _chromium(tmp_path, "--window-size=420,2000", "--dump-dom", probe.as_uri())
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    cells = int(re.search(r'data-cells="(\d+)"', dom.stdout).group(1))
+    wrapped = re.search(r'data-wrapped="([^"]*)"', dom.stdout).group(1)
+    assert cells >= 40 and wrapped == "[]", wrapped

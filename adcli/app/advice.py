@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..advisor import KEEP_DERIVED, AdviceSummary, Suggestion, suggest
 from ..advisor.config import Thresholds, thresholds
 from ..errors import AdcliError
 from ..profiler.model import ProfileError
 from ..profiler.store import load
+from .compare import superseded
 
 DEFAULT_PROFILE = "adcli-profile.json"
 
@@ -22,6 +23,7 @@ class Advice:
     thresholds: Thresholds
     show_all: bool = False
     tier: str | None = None  # only this tier's suggestions ("library" or "user"), None: both
+    notes: list = field(default_factory=list)  # how the profiles were taken (a before and its after), in words
 
     @property
     def _in_tier(self) -> list[Suggestion]:
@@ -51,6 +53,7 @@ def advise_profiles(loaded: list, th: Thresholds, names=None, sort: str = "savin
                     tier: str | None = None) -> Advice:
     """Suggestions for profiles already in memory (``names``: how to call them in messages)."""
     paths = tuple(names or [f"profile {i + 1}" for i in range(len(loaded))])
+    loaded, paths, notes = _afters(loaded, paths)
     if not any(p.signatures for p in loaded):
         raise ProfileError("the profile is empty: it recorded no signature (did the program take a gradient?)")
     if not sum(p.totals.gradient_s for p in loaded) > 0:
@@ -64,7 +67,19 @@ def advise_profiles(loaded: list, th: Thresholds, names=None, sort: str = "savin
     suggestions, summary = suggest(loaded, th, sort=sort)
     summary.problems = [f"{path}: {problem}" if len(loaded) > 1 else problem
                            for path, prof in zip(paths, loaded) for problem in prof.problems()]
-    return Advice(suggestions, summary, th, show_all, tier)
+    return Advice(suggestions, summary, th, show_all, tier, notes)
+
+
+def _afters(loaded: list, paths: tuple) -> tuple[list, tuple, list]:
+    """The profiles to advise from: a profile whose program was profiled again with rules files
+    is that program's before; its after (what remains with the rules) stands for it."""
+    gone = superseded(loaded)
+    notes = [f"{paths[j]} is {paths[i]}'s program profiled with --rules "
+             f"{', '.join(r for r in loaded[j].rules if r not in loaded[i].rules)}: advice from {paths[j]} (what "
+             f"remains with those rules), {paths[i]} taken as its before, not as a second workload "
+             f"(`adcli compare {paths[i]} {paths[j]}` compares them)" for i, j in sorted(gone.items())]
+    keep = [k for k in range(len(loaded)) if k not in gone]
+    return [loaded[k] for k in keep], tuple(paths[k] for k in keep), notes
 
 
 class IncompleteProfileError(AdcliError):

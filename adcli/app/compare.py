@@ -1,12 +1,15 @@
-"""``adcli compare``: two profiles of the same program, per signature and in total."""
+"""``adcli compare``: two profiles of the same program, per signature and in total; with
+``--script``, each side timed with repeats (app/timing.py), the change a range."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from ..engine.signature import Signature
 from ..profiler.model import Profile, SignatureStats
 from ..profiler.store import load
+from .timing import DEFAULT_BUDGET_S, Timing, time_sides
 
 
 @dataclass
@@ -38,15 +41,32 @@ class Comparison:
     total_after_s: float
     gradients: tuple[int, int]
     notes: list = field(default_factory=list)  # what makes the two runs hard to compare, in words
+    timing: Timing | None = None  # each side timed with repeats (None: one run each, the profiles')
 
     @property
     def total_change(self) -> float | None:
         return self.total_after_s / self.total_before_s - 1.0 if self.total_before_s > 0 else None
 
+    @property
+    def verdict(self) -> str:
+        """``faster``, ``slower`` or ``within noise`` (the timed sides' ranges overlap); ``untimed``
+        without timing: one run each says nothing about noise."""
+        if self.timing is None:
+            return "untimed"
+        if self.timing.within_noise:
+            return "within noise"
+        return "slower" if self.timing.change[0] > 0 else "faster"
+
+    def slower_beyond(self, share: float) -> bool:
+        """Whether the after side is slower beyond noise by more than ``share`` (0.05: 5%): the
+        least its change can be exceeds it. Only a timed comparison can say so."""
+        return self.timing is not None and self.verdict == "slower" and self.timing.change[0] > share
+
     def to_json(self) -> dict:
         return {"rows": [r.to_json() for r in self.rows], "total_before_s": self.total_before_s,
                 "total_after_s": self.total_after_s, "total_change": self.total_change,
-                "gradients": list(self.gradients), "notes": list(self.notes)}
+                "gradients": list(self.gradients), "notes": list(self.notes), "verdict": self.verdict,
+                "timing": None if self.timing is None else self.timing.to_json()}
 
 
 def compare_profiles(before: Profile, after: Profile) -> Comparison:
@@ -83,6 +103,31 @@ def compare_profiles(before: Profile, after: Profile) -> Comparison:
                       (before.totals.gradients, after.totals.gradients), notes)
 
 
-def compare(before: str, after: str) -> Comparison:
-    """Compare the profiles saved at ``before`` and ``after``."""
-    return compare_profiles(load(before), load(after))
+def compare(before: str, after: str, script: str | None = None, rules: tuple = (), modules: tuple = (),
+            budget: float = DEFAULT_BUDGET_S) -> Comparison:
+    """Compare the profiles saved at ``before`` and ``after``. With ``script``, time each side
+    with repeats: the gradients of the functions the program hands to grad, without the rules
+    files ``rules`` and with them (their functions found in ``script`` and ``modules``)."""
+    b, a = load(before), load(after)
+    result = compare_profiles(b, a)
+    if script is not None:
+        result.timing = time_sides(b, a, (before, after), script, tuple(rules), tuple(modules), budget)
+        result.notes += [f"not timed: {why}" for why in result.timing.untimed]
+    return result
+
+
+def _program(p: Profile) -> list:
+    return [os.path.normpath(p.command[0]), *p.command[1:]] if p.command else []
+
+
+def superseded(profiles: list) -> dict:
+    """{position of a profile: position of its "after"}: a profile of the same command (the
+    program and its arguments) run with more rules files (``profile --rules``) is the same
+    program after those rules, not a second workload."""
+    out = {}
+    for i, p in enumerate(profiles):
+        later = [j for j, q in enumerate(profiles) if j != i and q.command and _program(q) == _program(p)
+                 and set(p.rules) < set(q.rules)]
+        if later:
+            out[i] = max(later, key=lambda j: len(profiles[j].rules))
+    return out

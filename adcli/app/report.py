@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..fileio import check_writable, write_text
 from ..profiler.model import Profile
 from ..profiler.store import load
 from .advice import DEFAULT_PROFILE, Advice, IncompleteProfileError, advise
+from .compare import Comparison, compare_profiles, superseded
 
 
 @dataclass
@@ -18,6 +19,9 @@ class Report:
     profiles: list[Profile]
     advice: Advice | None
     no_advice: str = ""
+    # each program profiled again with rules files: (before path, after path, the rules files
+    # added, the comparison of the two profiles: one run each, not timed)
+    comparisons: list[tuple[str, str, list, Comparison]] = field(default_factory=list)
 
 
 def report(paths=(), options: dict | None = None) -> Report:
@@ -27,7 +31,10 @@ def report(paths=(), options: dict | None = None) -> Report:
         advice, why = advise(paths, options), ""
     except IncompleteProfileError as exc:  # the page still shows what was measured, and says why not more
         advice, why = None, str(exc)
-    return Report(paths, profiles, advice, why)
+    pairs = [(paths[i], paths[j], [r for r in profiles[j].rules if r not in profiles[i].rules],
+              compare_profiles(profiles[i], profiles[j]))
+             for i, j in sorted(superseded(profiles).items())]
+    return Report(paths, profiles, advice, why, pairs)
 
 
 def write_report(output: str, html: str, force: bool = False) -> None:

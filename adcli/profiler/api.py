@@ -102,7 +102,8 @@ def profile_program(target: str, argv: list, *, module: bool = False, output: st
             else:
                 why = "took no gradient through adcli (adcli.grad / adcli.value_and_grad)"
             raise NoGradientError(f"{target} {why}: nothing to profile", run)
-        return build(session, run_meta(session, command, started, run.exit_status, run.interrupted or run.hard_exit))
+        return build(session, run_meta(session, command, started, run.exit_status, run.interrupted or run.hard_exit,
+                                       rules))
 
     def hard_exit(status) -> None:  # the program called os._exit: save what there is, no replays
         run = RunResult(exit_status=status if isinstance(status, int) else 1, hard_exit=True)
@@ -136,13 +137,14 @@ def profile_program(target: str, argv: list, *, module: bool = False, output: st
     return profile, run
 
 
-def run_meta(session: Session, command: list, started, exit_status: int, partial: bool) -> dict:
-    """A profile's description of its run (before replays): what ran, where, and how it ended."""
+def run_meta(session: Session, command: list, started, exit_status: int, partial: bool, rules=()) -> dict:
+    """A profile's description of its run (before replays): what ran, with which rules files,
+    where, and how it ended."""
     return {
         "command": command, "created": started.isoformat(timespec="seconds"),
         "adcli_version": __version__, "python": platform.python_version(), "numpy": np.__version__,
         "platform": platform.platform(), "exit_status": exit_status, "partial": partial, "replay_s": 0.0,
-        "failed_gradients": session.failed_gradients, "replays": "skipped",
+        "failed_gradients": session.failed_gradients, "replays": "skipped", "rules": list(rules),
     }
 
 

@@ -149,6 +149,7 @@ class Profile:
     replays: str = ""  # REPLAYS: done, skipped (--no-replay, or the run ended early), interrupted; "" unknown
     notes: list = field(default_factory=list)  # what the profiler says about this run, in words
     unreplayed: int = 0  # signatures chosen for replay but left out at the --replay-budget
+    rules: list = field(default_factory=list)  # the rules files loaded with --rules, as given
 
     def by_id(self) -> dict:
         return {s.id: s for s in self.signatures}
@@ -188,6 +189,7 @@ class Profile:
             "platform": self.platform, "exit_status": self.exit_status, "partial": self.partial,
             "replay_s": self.replay_s, "pair": self.pair, "failed_gradients": self.failed_gradients,
             "replays": self.replays, "notes": list(self.notes), "unreplayed": self.unreplayed,
+            "rules": list(self.rules),
             "totals": self.totals.to_json(),
             "signatures": [s.to_json() for s in self.signatures], "tree": self.tree.to_json(),
         }
@@ -253,12 +255,13 @@ class _Reader:
             exit_status=self.exit_status(data),
             replay_s=self.get(data, "replay_s", float, "", 0.0),
             failed_gradients=self.count(data, "failed_gradients"), replays=self.replays(data),
-            notes=self.notes(data), unreplayed=self.count(data, "unreplayed"), **meta)
+            notes=self.strings(data, "notes"), unreplayed=self.count(data, "unreplayed"),
+            rules=self.strings(data, "rules"), **meta)
 
-    def notes(self, data: dict) -> list:
-        v = data.get("notes", [])
+    def strings(self, data: dict, key: str) -> list:
+        v = data.get(key, [])
         if not (isinstance(v, list) and all(isinstance(n, str) for n in v)):
-            self.fail("field 'notes'", "must be a list of strings")
+            self.fail(f"field {key!r}", "must be a list of strings")
         return list(v)
 
     def count(self, data: dict, key: str) -> int:

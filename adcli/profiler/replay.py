@@ -88,6 +88,14 @@ def _setup(sig, seed: int = 0, dispatched: bool = False):
     return fn, args, kwargs, argnums, vjp(lambda *a: fn(*a, **kwargs), argnums, cotangent)
 
 
+def setup(sig, seed: int = 0):
+    """What a replay of ``sig`` differentiates, served as in the run (a user function through its
+    dispatch point): ``(fn, args, kwargs, argnums, grad)``, or a Replay saying why not. ``sig``:
+    anything with the fields of a session's observed signature (``func``, ``sample``,
+    ``sample_kwargs``, ``kind``, ``traced``, ``signature``)."""
+    return _setup(sig, seed, dispatched=True)
+
+
 def replay(sig, budget: float = 0.2, seed: int = 0) -> Replay:
     """Measure one signature (what the session observed: ``func``, ``sample``, ``signature``),
     served as in the run: a user function through its dispatch point, so that a rule loaded with

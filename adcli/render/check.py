@@ -6,16 +6,23 @@ import json
 
 from ..app.check import CheckReport
 from ..units import DASH, duration, human_bytes
+from .console import paint, wrapped
 from .text import md_cell, md_code, md_line, safe
+
+STYLES = {"ok": "bold green", "wrong": "bold red", "fail": "bold red", "error": "bold red", "todo": "yellow"}
 
 
 def render_table(report: CheckReport) -> str:
+    """A line per rule, its status coloured on a terminal, and its report below, wrapped to
+    the terminal (a continued line indented further)."""
     if not report.results:
         return f"{report.path} declares no rule"
     lines = []
     for r in report.results:
-        lines.append(safe(f"{r.status.upper():5s}  {r.rule}  [{r.source}]" + (f"  on {r.on}" if r.on else "")))
-        lines += [f"       {safe(line)}" for line in (r.report or "").splitlines()]
+        head = wrapped(safe(f"{r.rule}  [{r.source}]" + (f"  on {r.on}" if r.on else "")), " " * 7, " " * 9)
+        lines.append(paint(f"{r.status.upper():5s}", STYLES.get(r.status, "")) + head[5:])
+        lines += [wrapped(safe(line), " " * 7, " " * (9 + len(line) - len(line.lstrip())))
+                  for line in (r.report or "").splitlines()]
     for ev in report.evidence:
         lines += ["", *_evidence_markdown(ev)]
     return "\n".join(lines)

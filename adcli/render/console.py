@@ -14,9 +14,11 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import textwrap
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 WIDTH = 140  # columns when stdout is not a terminal
 
@@ -126,3 +128,26 @@ def capture(renderable) -> str:
     with c.capture() as cap:
         c.print(renderable)
     return "\n".join(line.rstrip() for line in cap.get().rstrip().splitlines())
+
+
+def paint(text: str, style: str) -> str:
+    """``text`` in ``style`` (a rich style: "green", "bold red") when the console shows styles
+    (a terminal without NO_COLOR, or --color), else ``text`` itself."""
+    c = console()
+    if c.no_color or c.color_system is None:
+        return text
+    with c.capture() as cap:
+        c.print(Text(text, style=style), end="", soft_wrap=True)
+    return cap.get()
+
+
+def wrapped(text: str, first: str = "", rest: str | None = None) -> str:
+    """``text`` broken into lines that fit the terminal (or COLUMNS), the first behind
+    ``first``, the others behind ``rest`` (default: as many spaces); a word longer than a line
+    (a path) is not cut. Off a terminal, without COLUMNS, one line: whole for grep and logs."""
+    width = _columns_env() or (console().width if os.isatty(1) and not _PLAIN[0] else None)
+    if width is None:
+        return first + text
+    return textwrap.fill(text, width=width, initial_indent=first,
+                         subsequent_indent=" " * len(first) if rest is None else rest,
+                         break_long_words=False, break_on_hyphens=False)
