@@ -265,7 +265,7 @@ def suggest(profiles, fmt, sort, show_all, tier, output, force, **options) -> No
     if output is not None:  # before any work: nothing half-done
         check_output(output, profile_files(profiles or (DEFAULT_PROFILE,)), force)
     advice = app.advise(profiles, _thresholds(options), sort=sort, show_all=show_all, tier=tier)
-    for note in advice.notes:
+    for note in advice.notes if fmt == "json" else ():  # (the table and markdown print them)
         _note(f"adcli: {safe(note)}")
     if fmt == "json" and advice.summary.problems:  # the JSON is a list (the contract): say it here
         click.echo(f"adcli: warning: advice from an incomplete profile: {safe('; '.join(advice.summary.problems))}",

@@ -224,3 +224,12 @@ def test_report_of_a_before_and_its_after_shows_the_comparison(loop, tmp_path):
     alone = str(tmp_path / "alone.html")
     assert invoke("report", before, "-o", alone).exit_code == 0
     assert 'id="compare0"' not in open(alone).read()
+
+
+def test_suggest_of_a_before_and_its_after_says_so_above_the_table(loop):
+    _, before, after, _, rules = loop
+    for fmt in ("table", "markdown"):
+        res = invoke("suggest", before, after, "--all", "--format", fmt)
+        assert res.exit_code == 0, res.output
+        text = " ".join(res.stdout.split())
+        assert "not as a second workload" in text and "not as a second workload" not in res.stderr

@@ -116,7 +116,7 @@ def _tiers(advice: Advice) -> list:
 def render_table(advice: Advice) -> str:
     nothing = _nothing(advice)
     if nothing:
-        return nothing
+        return "\n".join([safe(n) for n in advice.notes] + [nothing])
     parts = [safe(_headline(advice))]
     for title, shown in _tiers(advice):
         # the signature wraps and low-value columns go first on a narrow terminal: numbers stay whole
@@ -134,15 +134,18 @@ def render_table(advice: Advice) -> str:
     caveat = _caveat(advice.summary)
     head = (textwrap.fill(caveat, width, break_on_hyphens=False) + "\n" if caveat else "") + \
         textwrap.fill(parts[0], width, break_on_hyphens=False)
+    for note in advice.notes:
+        head += "\n" + textwrap.fill(safe(note), width, break_on_hyphens=False)
     return "\n".join([head] + parts[1:]) + "\n" + "\n".join(reasons)
 
 
 def render_markdown(advice: Advice) -> str:
     nothing = _nothing(advice)
     if nothing:
-        return nothing
+        return "\n\n".join([f"*{md_line(n)}*" for n in advice.notes] + [nothing])
     caveat = _incomplete(advice.summary)
     lines = ([f"> **{md_line(caveat)}**", ""] if caveat else []) + [f"**{md_line(_headline(advice))}**"]
+    lines += [f"*{md_line(note)}*" for note in advice.notes]
     for title, shown in _tiers(advice):
         lines += ["", f"*{md_line(title)}*", "", "| " + " | ".join(COLUMNS) + " |",
                   "|" + "|".join("---" if i in (1, 2) else "---:" for i in range(len(COLUMNS))) + "|"]
