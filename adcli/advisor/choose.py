@@ -17,7 +17,7 @@ from ..profiler.model import Profile
 from ..units import duration
 from . import explain
 from .config import Thresholds
-from .costs import Cost, aggregate, calibrate, plain_times
+from .costs import Cost, aggregate, calibrate, nest_consistently, plain_times
 from .options import HAND_WRITE, IMPORT, Span, hand_estimate, in_program, options
 from .tiers import Pick, UserChoice, best, call_tree, choose_user, top_down, walk
 
@@ -94,6 +94,7 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None,
     th = th or Thresholds()
     costs, profiled = aggregate(profiles)
     tree = call_tree(profiles)
+    nest_consistently(costs, tree)
     # Seconds of the program without the profiler when every function handed to grad was
     # replayed (then replayed and in-program costs weigh against it as they are), else the
     # profiled run's, each replayed cost scaled by its signature's live time over its replay's.
@@ -130,7 +131,7 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None,
     out = []
     for name, c in derived.items():
         closed = [explain.closed(n, th) for n in opened[name][1]]
-        lead = [p for p in (explain.parts(c), explain.replay_warning(c)) if p]
+        lead = [p for p in (explain.parts(c), explain.below_callees(c), explain.replay_warning(c)) if p]
         tier = LIBRARY if c.kind == "numpy" else USER
         sure, unsure = library.get(name, (None, None)) if tier == LIBRARY else (user.chosen.get(name), None)
         if tier == USER and sure is None and name not in user.covered and name not in user.passed:

@@ -96,6 +96,13 @@ def program_line(c: Cost, opt: Option, prog: InProgram | None) -> list[str]:
     return []
 
 
+def below_callees(c: Cost) -> str | None:
+    if c.below_callees_s is None:
+        return None
+    return (f"its replay measured {duration(c.below_callees_s)} per call, less than the functions it calls: "
+            f"counted as theirs, {duration(c.derived_s)}")
+
+
 def replay_warning(c: Cost) -> str | None:
     if not c.in_program and c.measured and c.live_s and c.derived_s and c.live_s < REPLAY_OVERSTATES * c.derived_s:
         return (f"WARNING: its replay took {duration(c.derived_s)} per call, {c.derived_s / c.live_s:.1f}x its "

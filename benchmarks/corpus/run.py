@@ -63,12 +63,22 @@ def profile_once(program: str, tmp: str, k: int) -> dict:
                          cwd=HERE, env=env, capture_output=True, text=True)
     if run.returncode != 0:
         raise RuntimeError(f"adcli suggest {program} failed: {run.stderr.strip()[-500:]}")
-    return {"suggestions": json.loads(run.stdout)}
+    return {"suggestions": json.loads(run.stdout), "violations": breaches(out)}
+
+
+def breaches(path: str) -> list[str]:
+    """What the advice on the profile at ``path`` says that contradicts itself (adcli.advisor.invariants)."""
+    from adcli.advisor import suggest
+    from adcli.advisor.invariants import violations
+    from adcli.profiler.store import load
+
+    suggestions, summary = suggest([load(path)])
+    return violations(suggestions, summary.gradient_s)
 
 
 def top_pick(suggestions: list) -> tuple[str, float]:
-    """The advisor's first advised rule (its table's first row: the library tier, then your
-    functions) and its predicted share; "keep derived" and 0 when it advises none."""
+    """The advisor's first advised rule (its table's first row: the largest saving, whatever the
+    tier) and its predicted share; "keep derived" and 0 when it advises none."""
     for s in suggestions:
         if s["action"] in ACTIONS:
             return f"{s['action']} {s['signature']}", s["share"]
@@ -195,7 +205,8 @@ def row_of(program: str, profiles: list[dict], m: dict | None, error: str = "") 
             "target": target, "predicted": predicted, "predicted_range": (min(shares), max(shares)) if shares else None,
             "measured": measured, "measured_range": (min(m["savings"]), max(m["savings"])) if m else None,
             "ratio": predicted / measured if predicted is not None and measured and measured > 0 else None,
-            "without_ms": 1e3 * statistics.median(m["without_s"]) if m else None, "error": error}
+            "without_ms": 1e3 * statistics.median(m["without_s"]) if m else None, "error": error,
+            "violations": sum(len(p.get("violations", ())) for p in profiles)}
 
 
 def short(pick: str) -> str:
@@ -295,10 +306,14 @@ def main(argv=None) -> int:
                 "above 1 the advice oversells the rule, below 1 it undersells it.\n\n" + table + "\n")
         if detail:
             text += "\nPicks that changed between profiles:\n\n" + detail + "\n"
+        text += (f"\nContradictions in the advice over all {sum(r['profiles'] for r in rows)} profiles "
+                 f"(adcli.advisor.invariants): {sum(r.get('violations', 0) for r in rows)}.\n")
         (HERE / "RESULTS.md").write_text(text)
     bad = [r for r in rows if r["ratio"] is not None and not 0.7 <= r["ratio"] <= 1.3]
     print(f"\n{len(bad)} of {sum(r['ratio'] is not None for r in rows)} ratios outside 0.7-1.3; "
-          f"{sum(r['stable'] is False for r in rows)} unstable top picks", file=sys.stderr)
+          f"{sum(r['stable'] is False for r in rows)} unstable top picks; "
+          f"{sum(r.get('violations', 0) for r in rows)} contradictions in the advice (adcli.advisor.invariants)",
+          file=sys.stderr)
     return 0
 
 
