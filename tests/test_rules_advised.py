@@ -91,3 +91,46 @@ def test_var_with_where_is_refused_as_before():
     # where= has neither a native rule nor a verified derivation: a clear error, not a guess
     with pytest.raises(NoRuleError, match="only without where="):
         adcli.grad(lambda x: np.var(x, where=M > 0))(M)
+
+
+JOINS = [
+    (np.hstack, (M, M[:, :2])), (np.hstack, (M[0], M[1, :3], M[2])), (np.hstack, (A3, A3[:, :1])),
+    (np.hstack, (M.astype(np.float32), M[:, :1].astype(np.float32))), (np.hstack, (F, M[:4])),
+    (np.vstack, (M, M[:2])), (np.vstack, (A3, A3[:1])), (np.vstack, (F, F[:1])),
+    (np.vstack, (M.astype(np.float32), M[:1].astype(np.float32))),
+    # outside the native cover: 1-d arrays stacked as rows, a 0-d element: the derivation
+    (np.vstack, (M[0], M[1])), (np.hstack, (M[0], np.float64(2.0))),
+]
+
+
+@pytest.mark.parametrize("func,arrays", JOINS, ids=[f"{f.__name__}-{i}" for i, (f, _) in enumerate(JOINS)])
+def test_hstack_and_vstack_match_finite_differences_and_the_derivation_for_every_array(func, arrays):
+    report = check_rule(func, arrays, timing=False)
+    assert "finite differences" in report.checks
+    w = rng.standard_normal(np.shape(func(arrays)))
+
+    def loss(*xs):
+        return np.sum(w * func(xs))
+
+    nums = tuple(range(len(arrays)))
+    native = adcli.grad(loss, nums)(*arrays)
+    e = REGISTRY[func]
+    saved, e.native = e.native, None
+    try:
+        derived = adcli.grad(loss, nums)(*arrays)
+    finally:
+        e.native = saved
+    for a, n, d in zip(arrays, native, derived):
+        assert np.shape(n) == np.shape(a) and np.result_type(n) == np.result_type(a)
+        np.testing.assert_allclose(n, d, rtol=1e-5 if np.result_type(a) == np.float32 else 1e-12, atol=1e-6)
+
+
+def test_a_join_of_traced_and_plain_arrays_is_one_node_with_numpys_value():
+    from tests.support.recorder import recording
+
+    plain = M[:, :2].copy()
+    value, tapes = recording(lambda: adcli.value_and_grad(lambda x: np.sum(np.hstack((x, plain)) ** 2))(M))
+    assert value[0] == pytest.approx(np.sum(np.hstack((M, plain)) ** 2))
+    np.testing.assert_allclose(value[1], 2 * M)
+    kinds = [n[0].__name__ for n in tapes[-1].nodes if n is not None]
+    assert kinds.count("_pb_concat") == 1 and not any("reshape" in k or "getitem" in k for k in kinds), kinds
