@@ -41,7 +41,7 @@ from .render import formats, render
 from .render.check import summary_line
 from .render.profile import render_speedscope
 from .render.progress import progress_callback
-from .render.suggest import nothing_to_suggest
+from .render.suggest import json_notes
 from .render.text import safe
 from .rules.listing import SOURCES
 from .units import human_bytes, parse_bytes
@@ -265,13 +265,9 @@ def suggest(profiles, fmt, sort, show_all, tier, output, force, **options) -> No
     if output is not None:  # before any work: nothing half-done
         check_output(output, profile_files(profiles or (DEFAULT_PROFILE,)), force)
     advice = app.advise(profiles, _thresholds(options), sort=sort, show_all=show_all, tier=tier)
-    for note in advice.notes if fmt == "json" else ():  # (the table and markdown print them)
-        _note(f"adcli: {safe(note)}")
-    if fmt == "json" and advice.summary.problems:  # the JSON is a list (the contract): say it here
-        click.echo(f"adcli: warning: advice from an incomplete profile: {safe('; '.join(advice.summary.problems))}",
-                   err=True)
-    if fmt == "json" and nothing_to_suggest(advice):  # the JSON is [], the reason a note
-        _note(f"adcli: {nothing_to_suggest(advice)}")
+    if fmt == "json":  # the JSON is a list (the contract): its caveat, notes and reason go to stderr
+        for line, warning in json_notes(advice):
+            click.echo(line, err=True) if warning else _note(line)
     if output is None:
         _out(render(advice, fmt))
         return

@@ -5,7 +5,7 @@ from adcli.rules import unregister
 from tests.test_check import invoke, program, write_rules  # noqa: F401  (program: the fixture)
 
 
-def test_the_report_fits_80_columns_and_the_status_is_coloured_on_a_terminal(program, monkeypatch):
+def test_the_report_fits_80_columns_and_the_status_is_coloured_on_a_terminal(program, monkeypatch):  # noqa: F811
     folder, module = program
     rules = write_rules(folder, module, factor=2.0)
     args = ["check", rules, "--profile", "p.json", "--script", "prog.py", "--module", f"{module}.py"]

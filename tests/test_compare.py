@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from adcli.app import timing
 from adcli.app.compare import Comparison, ComparisonRow
-from adcli.app.timing import Timing, TimedGradient, change_range
+from adcli.app.timing import TimedGradient, Timing, change_range
 from adcli.cli import cli
 from adcli.engine.signature import Signature
 from adcli.measure import Spread

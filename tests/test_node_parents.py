@@ -13,7 +13,6 @@ import pytest
 
 import adcli
 from adcli.engine import hooks
-from adcli.engine.accumulate import Accumulator
 from adcli.engine.tape import node_parents
 from adcli.rules import register, unregister
 

@@ -17,9 +17,9 @@ from ..profiler.model import Profile
 from ..units import duration
 from . import explain
 from .config import Thresholds
-from .costs import Cost, aggregate, calibrate, nest_consistently, plain_times
+from .costs import Cost, aggregate, calibrate, plain_times
 from .options import HAND_WRITE, IMPORT, Span, hand_estimate, in_program, options
-from .tiers import Pick, UserChoice, best, call_tree, choose_user, top_down, walk
+from .tiers import Pick, UserChoice, best, call_tree, choose_user, nest_consistently, top_down, walk
 
 KEEP_DERIVED = "keep-derived"
 ACTIONS = (HAND_WRITE, IMPORT, KEEP_DERIVED)

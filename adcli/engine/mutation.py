@@ -27,11 +27,11 @@ import numpy as np
 from ..errors import TracingError, UnsupportedError
 from .containers import as_array
 from .core import Tracer, _new, has_tracer, mixed_tapes, node_kind, record
-from .tape import parent_at
 from .escapes import FUNCTION_HINTS, PLAIN_ARRAY
 from .fills import Fill, unfill
 from .registry import defnative
 from .sums import sum_to_shape
+from .tape import parent_at
 from .where import numpy_entry, user_location
 
 ndarray = np.ndarray

@@ -18,6 +18,7 @@ import numpy as np
 
 from .core import Primitive, Tracer, apply, apply1
 from .registry import defnative, entry
+from .rules_shape import _concatenate
 
 
 def _neg(shift):
@@ -176,5 +177,4 @@ def _vstack(tup, *, dtype=None, casting="same_kind"):
 
 
 def _join(arrays: list, axis: int):
-    from .rules_shape import _concatenate  # (the shape rules load after these)
     return _concatenate(arrays, axis=axis)

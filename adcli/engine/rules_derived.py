@@ -11,10 +11,10 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from .core import Tracer, node_kind, record
-from .tape import parent_at
 from .derive import derive
 from .mutation import _pb_getitem, viewing
 from .registry import defnative
+from .tape import parent_at
 
 ndarray = np.ndarray
 

@@ -31,10 +31,10 @@ import numpy as np
 
 from ..errors import UnsupportedError
 from .core import Primitive, Tracer, _parents, apply, kept, node_kind, record
-from .tape import parent_at, parents_at
 from .registry import defnative
 from .rules_contract import cast_like
 from .sums import unbroadcast
+from .tape import parent_at, parents_at
 from .triangular import LAPACK_KIND, congruence, lower_inverse, scipy_linalg, triangular_solve_t
 
 solve = np.linalg.solve

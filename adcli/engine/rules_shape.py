@@ -10,11 +10,11 @@ import numpy as np
 from ..errors import UnsupportedError
 from . import hooks
 from .core import Primitive, Tracer, apply, mixed_tapes, node_kind, record
-from .tape import no_parents, parent_at, parents_at
 from .mutation import setitem, viewing
 from .registry import defnative
 from .rules_elementwise import nondiff
 from .sums import sum_to_shape, unbroadcast
+from .tape import no_parents, parent_at, parents_at
 from .trim import shape_read
 
 ndarray = np.ndarray

@@ -60,5 +60,5 @@ def is_pair(x) -> bool:
     return isinstance(x, list) and len(x) == 2 and all(is_count(v) for v in x)
 
 
-CHECKS = {int: is_count, float: is_seconds, Signed: is_signed_seconds, str: lambda x: isinstance(x, str), bool: lambda x: isinstance(x, bool),
-          dict: lambda x: isinstance(x, dict), list: lambda x: isinstance(x, list)}
+CHECKS = {int: is_count, float: is_seconds, Signed: is_signed_seconds, str: lambda x: isinstance(x, str),
+          bool: lambda x: isinstance(x, bool), dict: lambda x: isinstance(x, dict), list: lambda x: isinstance(x, list)}

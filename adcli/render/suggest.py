@@ -43,6 +43,18 @@ def nothing_to_suggest(advice: Advice) -> str | None:
     return text.splitlines()[-1] if text else None
 
 
+def json_notes(advice: Advice) -> list[tuple[str, bool]]:
+    """What goes to standard error beside the JSON (a list, the contract): (line, whether it is a
+    warning, shown even with --quiet) for the incomplete profile's caveat, the profiles' notes,
+    and why nothing is suggested."""
+    out = []
+    if advice.summary.problems:
+        out.append((f"adcli: warning: advice from an incomplete profile: {safe('; '.join(advice.summary.problems))}",
+                    True))
+    out += [(f"adcli: {safe(note)}", False) for note in filter(None, [*advice.notes, nothing_to_suggest(advice)])]
+    return out
+
+
 def render_json(advice: Advice) -> str:
     """A list of suggestions (the contract), ``[]`` when there is none."""
     return json.dumps([s.to_dict() for s in advice.shown], indent=2)

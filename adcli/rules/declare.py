@@ -28,12 +28,12 @@ import numpy as np
 
 from ..engine import library
 from ..engine.core import Tracer, kept, make_tracer, mixed_tapes, node_kind
-from ..engine.tape import parent_at, parents_at
 from ..engine.descriptors import parse_descriptor
 from ..engine.fills import call_plain, unfill
 from ..engine.pytree import flatten
 from ..engine.registry import REGISTRY, add_rule, names_of, remove_rule
 from ..engine.signature import Signature
+from ..engine.tape import parent_at, parents_at
 from ..errors import RuleError
 from .dispatch import activate
 
