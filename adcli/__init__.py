@@ -16,11 +16,16 @@ from .engine import grad, stop_gradient, value_and_grad
 from .errors import AdcliError
 from .version import __version__
 
-__all__ = ["grad", "value_and_grad", "stop_gradient", "profile", "AdcliError", "__version__"]
+__all__ = ["grad", "value_and_grad", "stop_gradient", "profile", "rules", "AdcliError", "__version__"]
 
 
 def __getattr__(name: str):
-    """``adcli.profile``: the profiler, loaded on first use (``import adcli`` stays the engine's)."""
+    """``adcli.profile``: the profiler, and ``adcli.rules`` (declaring and installing rules),
+    loaded on first use (``import adcli`` stays the engine's)."""
+    if name == "rules":
+        import adcli.rules
+
+        return adcli.rules
     if name == "profile":
         from .app.notebook import profile
         from .render import html  # noqa: F401  (rich display of the results in Jupyter)
