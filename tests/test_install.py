@@ -173,7 +173,9 @@ kept = make(2.0)
 
 @pytest.fixture
 def user_module(tmp_path, monkeypatch):
-    """A module of the user's, imported from the current folder (what install() serves in place)."""
+    """A module of the user's, imported from the current folder (what install() serves in place);
+    ``__main__`` a namespace without a file, as a notebook's (the user's folder: the current one)."""
+    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
     (tmp_path / "inplace_mod.py").write_text(MODULE)
