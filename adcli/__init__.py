@@ -15,7 +15,7 @@ suggestion  one ranked piece of advice for one signature: action, saving, reason
 from .errors import AdcliError
 from .version import __version__
 
-__all__ = ["grad", "value_and_grad", "stop_gradient", "profile", "AdcliError", "__version__"]
+__all__ = ["grad", "value_and_grad", "stop_gradient", "profile", "rules", "AdcliError", "__version__"]
 
 _ENGINE = ("grad", "value_and_grad", "stop_gradient")
 
@@ -23,12 +23,17 @@ _ENGINE = ("grad", "value_and_grad", "stop_gradient")
 def __getattr__(name: str):
     """``adcli.grad`` & co.: the engine, loaded on first use, so that the ``adcli`` command,
     whose package this is, answers a Ctrl-C while NumPy and the engine load (adcli/__main__.py);
-    ``adcli.profile``: the profiler, loaded on first use (``import adcli`` stays the engine's)."""
+    ``adcli.profile``: the profiler, and ``adcli.rules`` (declaring and installing rules),
+    loaded on first use."""
     if name in _ENGINE:
         from . import engine
 
         value = globals()[name] = getattr(engine, name)  # found here from now on, without this call
         return value
+    if name == "rules":
+        import adcli.rules
+
+        return adcli.rules
     if name == "profile":
         from .app.notebook import profile
         from .render import html  # noqa: F401  (rich display of the results in Jupyter)

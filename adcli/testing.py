@@ -91,10 +91,7 @@ def check_rule(target: Callable, *args: Any, kwargs: dict | None = None, seed: i
 def _check_rule(target, args, kwargs, seed, rtol, atol, repeats, timing, expected) -> RuleReport:
     rng = np.random.default_rng(seed)
     states = random_states([args, kwargs])
-    try:
-        key = target_key(target)
-    except RuleError:  # a lambda or nested function: only its own body can serve it
-        key = None
+    key = _key(target)
     served = serving(key, args, kwargs) if key is not None else None
     call_sig = Signature.of_call(*(names_of(key) if key is not None else callable_name(target)), args, kwargs)
     if served is None:
@@ -178,6 +175,20 @@ def _check_rule(target, args, kwargs, seed, rtol, atol, repeats, timing, expecte
     reseed(states)  # the caller's random states as they were
     return RuleReport(name, repr(rule) if rule is not None else f"{served.source} rule", fallback, cost, fallback_cost,
                       checks, nonsmooth)
+
+
+def _key(target):
+    """The registry key of ``target``: a NumPy callable itself, ``(module, qualname)`` for a
+    Python function, a closure or a method too (rules serve them by name at dispatch points);
+    None for a lambda, which no rule can name."""
+    try:
+        return target_key(target)
+    except RuleError:
+        func = getattr(target, "__adcli_original__", target)
+        module, qualname = getattr(func, "__module__", None), getattr(func, "__qualname__", None)
+        if isinstance(module, str) and isinstance(qualname, str) and "<lambda>" not in qualname:
+            return (module, qualname)
+        return None
 
 
 def _only_declared(key):

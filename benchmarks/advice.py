@@ -51,7 +51,7 @@ from adcli import measure  # noqa: E402
 from adcli.advisor import HAND_WRITE, IMPORT, Thresholds, suggest  # noqa: E402
 from adcli.engine.registry import REGISTRY, add_rule, remove_rule  # noqa: E402
 from adcli.profiler.api import profile_program  # noqa: E402
-from adcli.profiler.instrument import instrument  # noqa: E402
+from adcli.rules.instrument import instrument  # noqa: E402
 from adcli.rules import register  # noqa: E402
 from adcli.rules.autograd_import import import_rule  # noqa: E402
 

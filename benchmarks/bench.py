@@ -462,7 +462,7 @@ def profiling_overhead(mods: dict, budget: float) -> list[tuple[str, float, floa
     replay_s)."""
     import types
 
-    from adcli.profiler.instrument import instrument
+    from adcli.rules.instrument import instrument
     from adcli.profiler.session import Session, run_with_profile_hook
 
     out = []

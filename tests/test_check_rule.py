@@ -68,3 +68,34 @@ def test_check_grad_names_the_worst_component_of_a_pytree_argument():
     message = str(info.value)
     assert "argument 0 (params)" in message and "worst component ['b'][1]: adcli 2, finite differences 4" in message
     assert "1 of 6 component(s) differ" in message
+
+
+def make_scaled(c):
+    def scaled(x):
+        return np.sum(x * c)
+
+    return scaled
+
+
+@pytest.mark.parametrize("factor, ok", [(3.0, True), (6.0, False)])
+def test_a_closure_at_a_dispatch_point_is_checked_by_its_rule(factor, ok):
+    """A rule declared by name for a closure serves it at a dispatch point, and check_rule checks
+    that rule (before, a nested function had no key: "no rule serves")."""
+    target = f"{__name__}:make_scaled.<locals>.scaled"
+
+    @adcli.rules.rule(target, "f64[1d]")
+    def fwd(x):
+        return np.sum(x * 3.0), lambda g: (factor * g * np.ones_like(x),)
+
+    try:
+        call = adcli.rules.dispatch(make_scaled(3.0))
+        if ok:
+            report = check_rule(call, np.ones(4), timing=False)
+            assert report.rule == f"<hand-written rule {target}(f64[1d])>"
+        else:
+            with pytest.raises(GradientMismatch, match=r"argument 0 \(x\).*relative error 1\)"):
+                check_rule(call, np.ones(4), timing=False)
+        with pytest.raises(RuleNotServed, match="the rule served 0 of"):  # not a dispatch point: not served
+            check_rule(make_scaled(3.0), np.ones(4), timing=False)
+    finally:
+        adcli.rules.unregister(target)

@@ -45,6 +45,7 @@ LAZY: dict[tuple[str, str], str] = {
     ("adcli.__main__", "adcli.cli"): "the console script catches a Ctrl-C while the command line's modules load",
     ("adcli", "adcli.app.notebook"): "adcli.profile(): the profiler loads on first use, `import adcli` is the engine",
     ("adcli", "adcli.render.html"): "adcli.profile(): its results' rich display in Jupyter, with the profiler",
+    ("adcli", "adcli.rules"): "adcli.rules: declaring and installing rules, loaded on first use",
 }
 
 #: Outside modules that may be imported inside a function, because they are optional: ``name: reason``.

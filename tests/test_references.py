@@ -19,7 +19,7 @@ import adcli
 from adcli.engine.pytree import flatten
 from adcli.engine.signature import signature_key
 from adcli.gradcheck import is_float_leaf
-from adcli.profiler.instrument import instrument
+from adcli.rules.instrument import instrument
 from adcli.rules import register, unregister
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,17 +9,18 @@ from dataclasses import dataclass, field
 
 from ..engine.registry import declared_rules
 from ..errors import AdcliError
+from ..profiler.callsite import first_calls
 from ..profiler.runner import ScriptError, on_sys_path
 from ..profiler.samples import decode
 from ..profiler.script import load_script
 from ..profiler.store import Samples, load
-from ..rules.declare import Rule
+from ..rules.declare import Rule, suspended
 from ..rules.dispatch import dispatch
 from ..testing import GradientMismatch, RuleNotServed, RuleReport, check_rule, counting
 from .evidence import argument_names_of, evidence
-from .resolve import find_target, profile_mismatch
+from .resolve import find_target, nearest_checkable, profile_mismatch
 from .scaling import ScaleError, plan, unknown
-from .targets import check_target
+from .targets import UntrustedTargetError, check_target, export_target
 
 STATUSES = ("ok", "wrong", "fail", "todo", "error")  # fail: the rule did not serve the checked calls
 
@@ -134,12 +135,14 @@ def check(path: str, profile: str | None = None, script: str | None = None, timi
     data = load(profile) if profile is not None else None
     samples = Samples(profile, data) if profile is not None else None
     module, declared = load_rules_file(path)
-    found = [find_target(rule, script) for rule in declared]
+    by_sig = {s.signature: s for s in data.signatures} if data is not None else {}
+    sites = _call_sites(declared, by_sig, samples, script, modules)
+    found = [_site_target(rule, sites[id(rule)], script, data) if id(rule) in sites else find_target(rule, script)
+             for rule in declared]
     for rule, (func, _) in zip(declared, found):  # every callable is trusted before anything is called
         if func is not None:
             check_target(rule, func, [path, script, *modules])
     tests = {name: getattr(module, name) for name in dir(module) if name.startswith("test_")}
-    by_sig = {s.signature: s for s in data.signatures} if data is not None else {}
     try:
         report, timed = CheckReport(path, []), []
         for rule, (func, why) in zip(declared, found):
@@ -149,8 +152,10 @@ def check(path: str, profile: str | None = None, script: str | None = None, timi
                 report.results.append(RuleCheck(str(rule.signature), rule.source, "fail", "", why))
                 continue
             call = dispatch(func) if isinstance(rule.target, tuple) else func
-            sample = _sample(stats, samples)
-            result = _check_one(rule, call, sample, tests, timing)
+            site = sites.get(id(rule))
+            sample = _sample(stats, samples) if site is None else _with_site(stats, samples, site)
+            result = _check_one(rule, call, sample, tests, timing,
+                                "profile samples" if site is None else "profile samples at the program's call site")
             report.results.append(result)
             if sizes and sample is not None and result.status == "ok":
                 timed.append((rule, call, *sample))
@@ -177,6 +182,57 @@ def _scalings(timed: list, scale: dict | None) -> list:
     return plans
 
 
+def _call_sites(declared: list, by_sig: dict, samples, script: str | None, modules: tuple) -> dict:
+    """``{id(rule): CallSite or None}`` for the rules whose function is found only by running the
+    program (profiler/callsite.py): a closure or nested function (created by running the function
+    that defines it), a method whose ``self`` the profile could not record. Only with ``script``,
+    and only for functions the user's files define (read from their syntax, before anything
+    runs); the rules under check do not serve while the program runs to the calls."""
+    wanted = [r for r in declared if _at_call_site(r, by_sig.get(r.signature), samples)]
+    if script is None or not wanted:
+        return {}
+    for r in wanted:
+        _, why = export_target(r.signature, False, script, modules)
+        if why:
+            raise UntrustedTargetError(
+                f"refusing to check the rule for {r.signature}: finding it means running {script} to its call, and "
+                f"{why}; pass --module FILE with the file that defines it if it is yours")
+    keys = {id(r): (*r.target, r.key) for r in wanted}
+    try:
+        with suspended(*declared):
+            found = first_calls(script, set(keys.values()), tuple(modules))
+    except ScriptError as exc:
+        raise RulesFileError(str(exc)) from None
+    return {i: found.get(k) for i, k in keys.items()}
+
+
+def _at_call_site(rule: Rule, stats, samples) -> bool:
+    if not isinstance(rule.target, tuple) or stats is None or "." not in rule.target[1]:
+        return False
+    return "<locals>" in rule.target[1] or _sample(stats, samples) is None
+
+
+def _site_target(rule: Rule, site, script: str, profile) -> tuple:
+    """``find_target``'s answer for a rule looked for at the program's call site."""
+    if site is not None:
+        return site.func, ""
+    nearest = nearest_checkable(profile, rule.signature)
+    return None, (f"target not found: {script} ran to its end without calling {rule.signature} inside a gradient "
+                  "(the profile's program may differ from it)" + (f"; the nearest checkable target is {nearest}, "
+                                                                  "a caller of it" if nearest else ""))
+
+
+def _with_site(stats, samples, site):
+    """(args, kwargs): the profile's sample, each argument it could not record (a method's
+    ``self``, an object) taken from the program's call site."""
+    recorded = stats.sample if stats is not None else None
+    args = [decode(a, samples, _MISSING) for a in recorded.args] if recorded is not None and samples is not None else []
+    args = [args[i] if i < len(args) and args[i] is not _MISSING else a for i, a in enumerate(site.args)]
+    kwargs = {k: decode(recorded.kwargs[k], samples, _MISSING) if recorded is not None and samples is not None and
+              k in recorded.kwargs else _MISSING for k in site.kwargs}
+    return args, {k: site.kwargs[k] if v is _MISSING else v for k, v in kwargs.items()}
+
+
 def _sample(stats, samples):
     """(args, kwargs) of a signature's recorded sample (only its arrays are read), or None if
     incomplete: a call without its keyword arguments is another signature."""
@@ -189,12 +245,12 @@ def _sample(stats, samples):
     return args, kwargs
 
 
-def _check_one(rule: Rule, call, sample, tests: dict, timing: bool) -> RuleCheck:
+def _check_one(rule: Rule, call, sample, tests: dict, timing: bool, on: str = "profile samples") -> RuleCheck:
     sig = str(rule.signature)
     try:
         if sample is not None:
             report = check_rule(call, *sample[0], kwargs=sample[1], timing=timing, rule=rule)
-            return RuleCheck(sig, rule.source, "ok", "profile samples", str(report), report)
+            return RuleCheck(sig, rule.source, "ok", on, str(report), report)
         test = _test_for(rule, tests)
         if test is None:
             return RuleCheck(sig, rule.source, "error", "", "no sample inputs and no test_* function for it in the module")

@@ -8,8 +8,11 @@
 
 ``run.summary()`` and ``run.suggest()`` return the same typed results ``adcli show`` and
 ``adcli suggest`` render (with rich display in Jupyter), ``run.save(path)`` writes the profile and
-its samples as ``adcli profile`` does. Functions of your own appear as rows when they are dispatch
-points (``@adcli.rules.dispatch``); scripts run by ``adcli profile`` get that for every function.
+its samples as ``adcli profile`` does. Functions of your own appear as rows with nothing to decorate:
+for the block, every function ``__main__`` (the notebook, the script) defined or imported from your
+files, every method of its classes and every closure it keeps by name is a dispatch point, and
+the functions' own closures created in the block too (rules/inplace.py; undone after the block),
+as every function of a script is under ``adcli profile``.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from ..profiler.build import build
 from ..profiler.model import Profile
 from ..profiler.session import Session
 from ..profiler.store import save
+from ..rules.inplace import serve_loaded
+from ..rules.instrument import default_excluded
 from .advice import Advice, advise_profiles
 from .profiling import ProfileView
 
@@ -50,6 +55,9 @@ class LiveProfile:
         if hooks.current() is not None:
             raise AdcliError("a profile is already being recorded (profiles do not nest)")
         self._session = Session(**self._session_args)
+        root = self._session_args["root_dir"] + os.sep
+        self._served = serve_loaded(lambda path: os.path.abspath(path).startswith(root) and not default_excluded(
+            os.path.abspath(path)) and not path.startswith("<"))
         self._started = datetime.datetime.now(datetime.timezone.utc)
         self._t0 = time.perf_counter()
         hooks.install(self._session)
@@ -57,6 +65,7 @@ class LiveProfile:
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         hooks.uninstall()
+        self._served.undo()
         run_s = time.perf_counter() - self._t0
         session = self._session
         if session.gradients == 0:

@@ -40,6 +40,9 @@ def _why_missing(module_name: str, qualname: str, script: str | None) -> str:
     module = sys.modules.get(module_name)
     if module is not None:
         where = getattr(module, "__file__", None)
+        if "<locals>" in qualname:  # a closure no module value keeps
+            return (f"{module_name}{f' ({where})' if where else ''} keeps no {qualname}: a closure is found at the "
+                    "program's call site, with --profile PROFILE (its signature) and --script SCRIPT (the program)")
         return f"{module_name}{f' ({where})' if where else ''} does not define {qualname}"
     if module_name == "__main__":
         return ("the rule is for a function of the profiled script: pass --script SCRIPT to load its functions"
@@ -94,3 +97,43 @@ def profile_mismatch(rule, profile) -> str:
 def _listed(signatures: list) -> str:
     shown = ", ".join(str(s) for s in signatures[:3])
     return shown + (f" and {len(signatures) - 3} more" if len(signatures) > 3 else "")
+
+
+def nearest_checkable(profile, sig) -> str:
+    """The nearest caller of ``sig`` in the profile's call tree that ``check`` can run on the
+    recorded samples alone (a module-level function of the user's, every argument recorded),
+    as text, or "" when there is none (or no profile)."""
+    if profile is None:
+        return ""
+    by_id = {s.id: s for s in profile.signatures}
+    stack, best = [(profile.tree, ())], None
+    while stack:
+        node, above = stack.pop()
+        here = by_id.get(node.sig)
+        if here is not None and here.signature == sig:
+            for s in reversed(above):
+                if _checkable(s) and (best is None or len(above) - above.index(s) < best[0]):
+                    best = (len(above) - above.index(s), s)
+                    break
+            continue
+        stack.extend((c, above + ((here,) if here is not None else ())) for c in node.children)
+    return str(best[1].signature) if best else ""
+
+
+def _checkable(stats) -> bool:
+    s = stats.signature
+    return (stats.kind == "user" and "." not in s.qualname and stats.sample is not None
+            and all(_recorded(e) for e in [*stats.sample.args, *stats.sample.kwargs.values()]))
+
+
+def _recorded(entry) -> bool:
+    """Whether an encoded sample value was recorded whole (no part left out as unsupported)."""
+    stack = [entry]
+    while stack:
+        e = stack.pop()
+        if not isinstance(e, dict) or "unsupported" in e:
+            return False
+        for kind in ("list", "tuple"):
+            stack.extend(e.get(kind, ()))
+        stack.extend(e.get("dict", {}).values())
+    return True

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..engine.where import user_frame
 from ..errors import AdcliError
-from .instrument import UserModuleFinder, installed, instrument
+from ..rules.instrument import UserModuleFinder, installed, instrument
 from .session import Session, run_with_profile_hook
 
 
@@ -94,7 +94,7 @@ def load_rules(paths) -> None:
 
 
 def _script_code(path: str):
-    """Compile the script with every function a dispatch point (profiler/instrument.py)."""
+    """Compile the script with every function a dispatch point (rules/instrument.py)."""
     try:
         with open(path, "rb") as f:
             source = f.read()

@@ -17,7 +17,7 @@ import os
 import sys
 import traceback
 
-from .instrument import instrument
+from ..rules.instrument import instrument
 from .runner import ScriptError, on_sys_path
 
 _loaded: dict = {}  # absolute path -> the module made from it

@@ -2,7 +2,7 @@
 
 What it observes, and how:
 
-* user functions: their dispatch points (profiler/instrument.py compiles the script and the
+* user functions: their dispatch points (rules/instrument.py compiles the script and the
   user's modules so that every function is one), only while a gradient is being recorded;
 * NumPy functions the engine dispatches: the ``numpy_call`` hook (which rule source served it);
 * ufuncs and other primitives: not as calls (``sys.setprofile`` does not see ufuncs and there

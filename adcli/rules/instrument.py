@@ -1,11 +1,12 @@
-"""Make the user's functions dispatch points while a program runs under ``adcli profile``.
+"""Make the user's functions dispatch points: under ``adcli profile``, ``adcli check --script``
+and in a program that called ``adcli.rules.install`` (rules/install.py).
 
-The profiled script, and the user modules it imports (files that count as the user's code),
-are compiled from an AST in which every function definition gets one more decorator,
-``adcli.rules.dispatch``, applied first. A dispatch point reports its calls to the profiling
-session (call tree, signature, time) while a gradient is being recorded, and lets rules declared
-for the function (also by name, ``"__main__:lml"``) serve traced calls. Outside gradients it
-costs one check and a call.
+The script, and the user modules it imports (files that count as the user's code), are
+compiled from an AST in which every function definition gets one more decorator,
+``adcli.rules.dispatch``, applied first. A dispatch point lets rules declared for the function
+(also by name, ``"__main__:lml"``, ``"__main__:make.<locals>.loss"``) serve traced calls, and
+reports its calls to a profiling session (call tree, signature, time) while a gradient is
+recorded. Outside gradients it costs one check and a call.
 
 This replaces tracing (``sys.settrace``/``setprofile``), which on Python 3.11 slows every
 Python frame of the program, NumPy's own included, by 1.5x or more.
@@ -20,16 +21,40 @@ from __future__ import annotations
 import ast
 import importlib.abc
 import importlib.machinery
+import os
 import sys
+import sysconfig
 
-_ALIAS = "__adcli_rules__"
+ALIAS = "__adcli_rules__"  # the name instrumented code finds adcli.rules by
+_ADCLI_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-class _Decorate(ast.NodeTransformer):
+def _library_dirs() -> tuple:
+    paths = sysconfig.get_paths()
+    dirs = {paths.get(k) for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    return tuple(os.path.abspath(d) + os.sep for d in dirs if d) + (_ADCLI_DIR + os.sep,)
+
+
+_LIBRARY_DIRS = _library_dirs()
+
+
+def default_excluded(path: str) -> bool:
+    """Not the user's code by default: the standard library, site-packages, adcli itself."""
+    return path.startswith(_LIBRARY_DIRS) or "site-packages" in path
+
+
+class Decorate(ast.NodeTransformer):
+    """Append ``__adcli_rules__.dispatch`` to every function definition's decorators (applied
+    first), generators' and async functions' excepted; ``skip``: a definition left as it is
+    (its nested ones are decorated)."""
+
+    def __init__(self, skip=None):
+        self.skip = skip
+
     def visit_FunctionDef(self, node):
         self.generic_visit(node)
-        if not _is_generator(node):
-            deco = ast.Attribute(value=ast.Name(id=_ALIAS, ctx=ast.Load()), attr="dispatch", ctx=ast.Load())
+        if not _is_generator(node) and node is not self.skip:
+            deco = ast.Attribute(value=ast.Name(id=ALIAS, ctx=ast.Load()), attr="dispatch", ctx=ast.Load())
             node.decorator_list.append(ast.copy_location(deco, node))  # last = applied first
         return node
 
@@ -55,7 +80,7 @@ def instrument(source, filename: str):
     """Compile ``source`` (text, or an ``ast.Module`` parsed from the file: its line numbers
     are kept) with every function made a dispatch point."""
     tree = source if isinstance(source, ast.Module) else ast.parse(source, filename=filename)
-    tree = _Decorate().visit(tree)
+    tree = Decorate().visit(tree)
     # `import adcli.rules as __adcli_rules__` after the docstring and __future__ imports
     at = 0
     for i, stmt in enumerate(tree.body):
@@ -63,7 +88,7 @@ def instrument(source, filename: str):
             at = i + 1
         elif i == 0 and isinstance(stmt, ast.Expr) and isinstance(getattr(stmt, "value", None), ast.Constant):
             at = 1
-    tree.body.insert(at, ast.Import(names=[ast.alias(name="adcli.rules", asname=_ALIAS)]))
+    tree.body.insert(at, ast.Import(names=[ast.alias(name="adcli.rules", asname=ALIAS)]))
     ast.fix_missing_locations(tree)
     return compile(tree, filename, "exec", dont_inherit=True)
 
