@@ -288,7 +288,7 @@ def suggest(profiles, fmt, sort, show_all, tier, output, force, **options) -> No
 @_threshold_options
 @click.option("--script", default=None, type=click.Path(dir_okay=False), metavar="SCRIPT",
               help="The profiled script: rules are written only for functions it defines, and their tests load it, "
-                   "so they run under pytest.")
+                   "so they run under pytest. Default: the script the profile records, if that .py file is here.")
 @click.option("--module", "modules", multiple=True, type=click.Path(dir_okay=False), metavar="FILE",
               help="A module of yours (repeatable): rules for functions of modules other than the script are written "
                    "only for those a FILE defines (read, never run).")
@@ -306,6 +306,12 @@ def export(profile, output, top, only, force, tier, script, modules, **options) 
     left_out = f"; {done.left_out} left out (see the comments in it)" if done.left_out else ""
     click.echo(f"wrote {safe(done.path)}: {done.imports} import(s), {done.handwritten} hand-written rule skeleton(s)"
                f"{left_out}")
+    if done.recorded_script:
+        click.echo(f"its tests load {safe(done.recorded_script)}, the script the profile records "
+                   "(--script SCRIPT names another)")
+    elif done.missing_script:
+        click.echo(f"the script the profile records, {safe(done.missing_script)!r}, is not here: the tests of rules on "
+                   "its functions fail until you export again with --script SCRIPT", err=True)
 
 
 @cli.command(short_help="Check every rule a rules file declares.")

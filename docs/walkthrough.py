@@ -5,7 +5,7 @@ blocks no longer have the shape of a fresh run: the same commands, lines, words 
 numbers aside (timings differ between runs and machines).
 
 The one manual step of the walkthrough, writing the pullback, is done as the README says:
-``return (np.full_like(a0, g),)``.
+``return (np.full_like(x, g),)``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ README = ROOT / "README.md"
 SCRIPT = "profiles/sum_loop_1000.py"
 MARKERS = [("<!-- walkthrough:1 -->", "<!-- /walkthrough:1 -->"), ("<!-- walkthrough:2 -->", "<!-- /walkthrough:2 -->")]
 TODO = "raise NotImplementedError('TODO: write the pullback of __main__.f(f64[1d])')"
-PULLBACK = "return (np.full_like(a0, g),)"
+PULLBACK = "return (np.full_like(x, g),)"
 
 
 def _run(shown: str, args: list, cwd: str, out: list, quiet_stdout: bool = False) -> None:

@@ -50,6 +50,7 @@ def test_suggest_export_check_compare(loop_profile, tmp_path):
     assert res.exit_code == 0 and "1 hand-written rule skeleton" in res.output
     text = open(rules).read()
     assert "@adcli.rules.rule('__main__:f', 'f64[1d]')" in text and "NotImplementedError" in text
+    assert "def f_rule(x):" in text  # the parameter as the script names it (the profile records the script)
 
     res = invoke("check", rules, "--profile", loop_profile, "--script", SUM_LOOP)
     assert res.exit_code == 1 and "TODO" in res.output  # the pullback is still a TODO
@@ -58,7 +59,7 @@ def test_suggest_export_check_compare(loop_profile, tmp_path):
     # the user writes the pullback: f is a sum, so the cotangent is g everywhere
     with open(rules, "w") as f:
         f.write(text.replace("raise NotImplementedError('TODO: write the pullback of __main__.f(f64[1d])')",
-                             "return (np.full_like(a0, g),)"))
+                             "return (np.full_like(x, g),)"))
     res = invoke("check", rules, "--profile", loop_profile, "--script", SUM_LOOP)
     assert res.exit_code == 0, res.output
     assert "agrees with derived rule" in res.output
@@ -240,13 +241,13 @@ def test_exported_tests_run_under_plain_pytest_with_dict_and_int_inputs(tmp_path
                                   capture_output=True, text=True, cwd=str(tmp_path))
     assert as_generated.returncode == 1 and "TODO: write the pullback" in as_generated.stdout
     assert "cannot find" not in as_generated.stdout and "training" not in as_generated.stdout
-    pullback = '''        W, b = a0["W"], a0["b"]
-        X = a1[a2]
-        h = np.tanh(X @ W + b)
+    pullback = '''        W, b = params["W"], params["b"]
+        rows = X[idx]
+        h = np.tanh(rows @ W + b)
         dz = g * 2.0 * h * (1.0 - h * h)
-        dX = np.zeros_like(a1)
-        np.add.at(dX, a2, dz @ W.T)
-        return {"W": X.T @ dz, "b": dz.sum(axis=0)}, dX, None'''
+        dX = np.zeros_like(X)
+        np.add.at(dX, idx, dz @ W.T)
+        return {"W": rows.T @ dz, "b": dz.sum(axis=0)}, dX, None'''
     filled = re.sub(r"        raise NotImplementedError\('TODO: write the pullback[^\n]*", pullback, text)
     assert filled != text
     open(rules, "w").write(filled)

@@ -3,6 +3,7 @@ serve; the script's and the rules file's folders are importable; the JSON output
 
 import json
 import os
+import subprocess
 import sys
 import textwrap
 
@@ -227,3 +228,40 @@ def test_a_helper_module_not_passed_is_refused_naming_its_file(program):
     res = invoke("check", rules, "--profile", "p.json", "--script", "prog.py")
     assert res.exit_code == 2 and "refusing to check" in res.output
     assert f"it is defined in {folder}/{module}.py: pass --module FILE" in res.output
+
+
+BROKEN = {  # a rules file that raises while it loads -> what its one line says
+    "import adcli.rules\n\nX = np.zeros(3)\n": ":3: the rules file raised NameError: name 'np' is not defined",
+    "import adcli.rules\n\n\ndef helper():\n    raise ValueError('no data\\nhere')\n\n\nhelper()\n":
+        ":5: the rules file raised ValueError: no data\\nhere",
+    "import no_such_module_of_rules_xyz\n": ":1: the rules file raised ModuleNotFoundError: No module named",
+    "import sys\n\nsys.exit(3)\n": ":3: the rules file called sys.exit(3) while it loaded",
+    "import numpy as np\n\nimport adcli.rules\n\nadcli.rules.rule(np.sin, 'f99[1d]')(np.sin)\n": ":5: unknown dtype code 'f99'",
+}
+
+
+@pytest.mark.parametrize("source", list(BROKEN))
+@pytest.mark.parametrize("command", ["check", "profile"])
+def test_a_rules_file_that_raises_while_it_loads_is_one_line_naming_its_line(tmp_path, source, command):
+    """adcli check RULES.py and adcli profile --rules RULES.py: one line naming the file, its line
+    and the exception, exit status 2, no traceback (and the profiled program does not run)."""
+    rules = tmp_path / "rules.py"
+    rules.write_text(source)
+    marker = tmp_path / "ran"
+    (tmp_path / "prog.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    args = ["check", rules] if command == "check" else ["profile", "--rules", rules, "-o", tmp_path / "p.json",
+                                                           tmp_path / "prog.py"]
+    res = invoke(*args)
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output and len(res.output.strip().splitlines()) == 1, res.output
+    assert res.output.startswith(f"adcli: error: {rules}{BROKEN[source]}"), res.output
+    assert not marker.exists() and not (tmp_path / "p.json").exists()
+
+
+def test_the_console_script_reports_a_rules_file_that_raises_in_one_line(tmp_path):
+    rules = tmp_path / "rules.py"
+    rules.write_text("import adcli.rules\n\n\n@adcli.rules.rule(np.cumsum, 'f64[1d]')\ndef r(x):\n    pass\n")
+    res = subprocess.run([sys.executable, "-m", "adcli", "check", str(rules)], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=300)
+    assert res.returncode == 2 and res.stdout == "", res.stdout
+    assert res.stderr == f"adcli: error: {rules}:4: the rules file raised NameError: name 'np' is not defined\n"

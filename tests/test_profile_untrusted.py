@@ -226,6 +226,34 @@ def test_export_names_script_functions_only_when_the_script_defines_them(tmp_pat
     assert "does not define np.f2py.subprocess.Popen" in text
 
 
+@pytest.mark.parametrize("names", [["x):\n    import os; os.system('PWNED')\n    (", "y"], ["PWNED=open('x', 'w')", "y"],
+                                   ["lambda", "y"], ["x", "x"], ["\ufb01", "y"], ["x"], [3, "y"], "xy"])
+def test_a_crafted_parameter_name_never_becomes_code(tmp_path, monkeypatch, names):
+    """Parameter names reach the module only as identifiers Python reads as written (not a
+    keyword, NFKC-normal, distinct, one per argument); anything else gives a0, a1."""
+    monkeypatch.setattr(sys.modules["adcli.app.export"], "parameters", lambda *args: names)
+    path = write(tmp_path / "p.json", document([stats(1, "__main__.f(f64[1d], f64[1d])", calls=1, time=1.0,
+                                                       derived=1.0, primal=0.01)]))
+    out = str(tmp_path / "rules.py")
+    res = invoke("export", path, "-o", out, "--handwrite-burden", "0", "--import-burden", "0")
+    assert res.exit_code == 0, res.output
+    source = no_code_but_the_generated(out)
+    assert "def f_rule(a0, a1):\n    ans = adcli.rules.original('__main__:f')(a0, a1)\n" in source
+
+
+def test_the_recorded_scripts_path_reaches_the_module_only_through_repr(tmp_path):
+    """A recorded script not found: its text is quoted in the tests' message, never code."""
+    command = ["x.py')\nimport os; os.system('PWNED')\n('.py"]
+    path = write(tmp_path / "p.json", document([stats(1, "__main__.f(f64[1d])", calls=1, time=1.0, derived=1.0,
+                                                       primal=0.01)], command=command))
+    out = str(tmp_path / "rules.py")
+    res = invoke("export", path, "-o", out, "--handwrite-burden", "0", "--import-burden", "0")
+    assert res.exit_code == 0 and "is not here" in res.output, res.output
+    source = no_code_but_the_generated(out)
+    assert "SCRIPT = " not in source and "load_script(SCRIPT)  #" not in source
+    assert r'''the profile records "x.py\')\\nimport os''' in source  # repr'd in a repr'd message
+
+
 # --- 4. the profile's path in the generated module ---------------------------------------------
 
 

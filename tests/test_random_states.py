@@ -253,3 +253,13 @@ def test_check_runs_a_rule_taking_a_random_state_on_the_profiles_sample(tmp_path
     else:
         assert res.exit_code == 1 and noisy["status"] == "wrong" and "argument 0 (w) is wrong" in noisy["report"]
     assert os.path.exists("p.json")
+
+
+def test_an_exported_skeleton_builds_a_seeded_random_state_for_its_test():
+    # (check_rule restores the state before every call, so a fresh seeded generator serves)
+    from adcli.app.stubs import _example
+
+    for desc, kind in (("obj(numpy.random.Generator)", np.random.Generator),
+                       ("obj(numpy.random.RandomState)", np.random.RandomState)):
+        expr = _example(desc, None)
+        assert expr is not None and isinstance(eval(expr, {"np": np}), kind)  # (our own constant, not a profile's)

@@ -19,8 +19,8 @@ import adcli
 from adcli.engine.pytree import flatten
 from adcli.engine.signature import signature_key
 from adcli.gradcheck import is_float_leaf
-from adcli.rules.instrument import instrument
 from adcli.rules import register, unregister
+from adcli.rules.instrument import instrument
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILES = ROOT / "profiles"

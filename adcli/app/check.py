@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import traceback
 from dataclasses import dataclass, field
 
 from ..engine.registry import declared_rules
 from ..errors import AdcliError
 from ..profiler.callsite import first_calls
-from ..profiler.runner import ScriptError, on_sys_path
+from ..profiler.runner import ScriptError, import_rules_file
 from ..profiler.samples import decode
 from ..profiler.script import load_script
 from ..profiler.store import Samples, load
@@ -86,29 +84,16 @@ def load_script_definitions(script: str) -> None:
         raise RulesFileError(str(exc)) from None
 
 
-def _line_in(exc: BaseException, path: str) -> str | None:
-    """``file:line`` of the innermost frame of ``exc``'s traceback in ``path``."""
-    frames = [fr for fr in traceback.extract_tb(exc.__traceback__) if os.path.abspath(fr.filename) == path]
-    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else None
-
-
 def load_rules_file(path: str):
     """Import ``path`` (its folder first on ``sys.path``, as for a script); return the module and
-    the rules it declared."""
+    the rules it declared. A file that raises while it loads: RulesFileError, one line."""
     if not os.path.isfile(path):
         raise RulesFileError(f"no rules file at {path}")
-    on_sys_path(path)
     before = _rules_snapshot()
-    spec = importlib.util.spec_from_file_location(f"adcli_checked_{abs(hash(path))}", path)
-    module = importlib.util.module_from_spec(spec)
     try:
-        spec.loader.exec_module(module)
-    except SyntaxError as exc:
-        raise RulesFileError(f"{exc.filename}:{exc.lineno}: syntax error: {exc.msg}") from None
-    except AdcliError as exc:
-        raise RulesFileError(f"{_line_in(exc, os.path.abspath(path)) or path}: {exc}") from None
-    except ImportError as exc:  # a helper module the rules file imports
-        raise RulesFileError(f"{_line_in(exc, os.path.abspath(path)) or path}: {type(exc).__name__}: {exc}") from None
+        module = import_rules_file(path, f"adcli_checked_{abs(hash(path))}")
+    except ScriptError as exc:
+        raise RulesFileError(str(exc)) from None
     declared = [r for r in declared_rules() if id(r) not in before]
     return module, declared
 

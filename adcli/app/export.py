@@ -13,7 +13,7 @@ from ..profiler.store import Samples, load, sidecar
 from ..version import __version__
 from .advice import advise
 from .stubs import rules_module
-from .targets import export_target
+from .targets import export_target, parameters, recorded_script
 
 KINDS = (IMPORT, HAND_WRITE)
 
@@ -26,6 +26,8 @@ class Export:
     imports: int
     handwritten: int
     left_out: int = 0  # suggested, but naming a callable the module may not name (app/targets.py)
+    recorded_script: str | None = None  # the script the profile records, used for want of --script
+    missing_script: str | None = None  # the script the profile records, not found (profile text)
 
 
 def export(profile: str, output: str, *, top: int | None = None, only: str | None = None, force: bool = False,
@@ -33,7 +35,9 @@ def export(profile: str, output: str, *, top: int | None = None, only: str | Non
            modules: tuple = ()) -> Export:
     """Write the rules ``adcli suggest`` (with the same ``options``) advises for ``profile``.
     ``script``: the profiled script, as the user names it: the tests of rules on its functions
-    load it (nothing the profile says is written as a path to run). ``modules``: the user's
+    load it. Without it, the script the profile records when that ``.py`` file is found, read
+    like ``script`` (its syntax tree: nothing is run here) and named in the result; the tests
+    of rules on a recorded script not found fail saying so (app/targets.py). ``modules``: the user's
     other files; a rule for a user function is written only for one they (or ``script``, for
     ``__main__``) define, and one for a library function only for the engine's catalog's
     callables (app/targets.py)."""
@@ -53,11 +57,19 @@ def export(profile: str, output: str, *, top: int | None = None, only: str | Non
     with Samples(profile, data) as arrays:  # only the chosen signatures' arrays are read
         samples = {s.signature: [decode(a, arrays) for a in s.sample.args] or None
                    for s in data.signatures if s.sample is not None and s.signature in wanted}
+    recorded = missing = None
+    if script is None and any(s.tier != LIBRARY and s.signature.module == "__main__" for s in chosen):
+        recorded, missing = recorded_script(profile, data.command)  # read (its syntax tree), never run
+        refuse_inputs(output, [recorded])
+        script = recorded
     targets = {s.signature: export_target(s.signature, s.tier == LIBRARY, script, tuple(modules)) for s in chosen}
+    names = {s.signature: parameters(s.signature, s.tier == LIBRARY, script, tuple(modules)) for s in chosen
+             if s.action == HAND_WRITE and targets[s.signature][0] is not None}
     rel = os.path.relpath(os.path.abspath(script), os.path.dirname(os.path.abspath(output))) if script else None
-    text = rules_module(chosen, samples, targets, source=profile, version=__version__, script=rel)
+    text = rules_module(chosen, samples, targets, source=profile, version=__version__, script=rel, names=names,
+                        missing=missing)
     write_text(output, text, force=force)
     named = [s for s in chosen if targets[s.signature][0] is not None]
     return Export(output, sum(s.action == IMPORT for s in named), sum(s.action == HAND_WRITE for s in named),
-                  len(chosen) - len(named))
+                  len(chosen) - len(named), recorded, missing)
 

@@ -11,9 +11,13 @@ name only
   (nothing is imported or run); check compares the function object's own module, qualified
   name and source file.
 
-A ``__main__`` function exported without ``--script`` is declared by name only: no code of the
-module resolves that name until the user's own script defines it, and its test refuses to run
-until the module is exported again with ``--script``.
+Without ``--script``, export takes the script the profile records (``recorded_script``) only
+when it is a ``.py`` file found here (as recorded, else next to the profile) and, like
+``--script``, only for the functions its syntax tree defines; the export's message names it,
+and the module's tests load it (its definitions, never its main block) when the user runs
+them. A recorded script not found leaves its functions declared by name only: no code of the
+module resolves that name until the user's own script defines it, and their tests fail saying
+which script is missing, until the module is exported again with ``--script``.
 """
 
 from __future__ import annotations
@@ -22,9 +26,11 @@ import ast
 import inspect
 import os
 
+import numpy as np
+
 from ..engine.signature import Signature
 from ..errors import AdcliError
-from ..rules.catalog import is_library_callable, numpy_expression
+from ..rules.catalog import is_library_callable, library_callable, numpy_expression
 
 
 class UntrustedTargetError(AdcliError):
@@ -49,24 +55,29 @@ def module_names(path: str) -> set:
 def defines(path: str, qualname: str) -> bool:
     """Whether the Python file ``path`` defines the function ``qualname`` (``f``,
     ``Model.loss``, ``make.<locals>.loss``), read from its syntax tree: nothing is run."""
+    return definition(path, qualname) is not None
+
+
+def definition(path: str, qualname: str) -> ast.FunctionDef | None:
+    """The definition of the function ``qualname`` in the Python file ``path``, from its syntax
+    tree (nothing is run), or None."""
     try:
         with open(path, "rb") as f:
             tree = ast.parse(f.read(), filename=path)
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
+        return None
     scope: list = tree.body
-    parts = qualname.split(".")
     found = None
-    for i, part in enumerate(parts):
+    for part in qualname.split("."):
         if part == "<locals>":
             if not isinstance(found, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                return False
+                return None
             continue
         found = next((d for d in _definitions(scope) if d.name == part), None)
         if found is None:
-            return False
+            return None
         scope = found.body
-    return isinstance(found, ast.FunctionDef)
+    return found if isinstance(found, ast.FunctionDef) else None
 
 
 def _definitions(body: list) -> list:
@@ -90,16 +101,55 @@ def export_target(sig: Signature, library: bool, script: str | None, modules: tu
     if library:
         expr = numpy_expression(sig.function)
         return (expr, "") if expr else (None, f"{sig.function} is not a NumPy callable adcli has a rule for or can import")
+    if sig.module == "__main__" and script is None:
+        return repr(sig.target), ""
+    if _defining_file(sig, script, modules) is not None:
+        return repr(sig.target), ""
     if sig.module == "__main__":
-        if script is None:
-            return repr(sig.target), ""
-        if defines(script, sig.qualname):
-            return repr(sig.target), ""
         return None, f"{script} does not define {sig.qualname}"
-    for path in modules:
-        if sig.module in module_names(path) and defines(path, sig.qualname):
-            return repr(sig.target), ""
     return None, f"{sig.function} is not defined in a file you passed (--module FILE names your modules)"
+
+
+def _defining_file(sig: Signature, script: str | None, modules: tuple) -> str | None:
+    """The file among those the user passed that defines ``sig``'s user function, or None."""
+    if sig.module == "__main__":
+        return script if script is not None and defines(script, sig.qualname) else None
+    return next((p for p in modules if sig.module in module_names(p) and defines(p, sig.qualname)), None)
+
+
+def parameters(sig: Signature, library: bool, script: str | None, modules: tuple) -> list | None:
+    """The names of the parameters ``sig``'s positional arguments bind to, as the function
+    defines them, or None when that is not known: a user function's from the syntax tree of
+    the file that defines it (nothing is imported or run), a library function's from the
+    catalog's own object. Only names; the stub writer still checks each is an identifier."""
+    n = len(sig.args)
+    if library:
+        func = library_callable(sig.function)
+        if isinstance(func, np.ufunc):  # no Python signature; NumPy's documentation calls them so
+            names = ["x"] if func.nin == 1 else [f"x{i + 1}" for i in range(func.nin)]
+        else:
+            try:
+                params = list(inspect.signature(func).parameters.values()) if func is not None else []
+            except (TypeError, ValueError):  # a builtin without a signature
+                params = []
+            names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    else:
+        path = _defining_file(sig, script, modules)
+        node = definition(path, sig.qualname) if path is not None else None
+        names = [a.arg for a in node.args.posonlyargs + node.args.args] if node is not None else []
+    return names[:n] if n and len(names) >= n else None
+
+
+def recorded_script(profile: str, command: list) -> tuple[str | None, str | None]:
+    """(the script the profile's ``command`` records, found as a ``.py`` file: as recorded, or
+    relative to the profile's folder; the recorded text when it is not found). A module run
+    (``-m pkg``) records no script."""
+    if not command or not command[0] or command[0].startswith("-m "):
+        return None, None
+    text = command[0]
+    where = [text] if os.path.isabs(text) else [text, os.path.join(os.path.dirname(os.path.abspath(profile)), text)]
+    found = next((p for p in where if p.endswith(".py") and os.path.isfile(p)), None)
+    return (found, None) if found is not None else (None, text)
 
 
 def check_target(rule, func, files: list[str]) -> None:

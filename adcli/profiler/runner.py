@@ -83,14 +83,38 @@ def load_rules(paths) -> None:
     for n, path in enumerate(paths):
         if not os.path.isfile(path):
             raise ScriptError(f"rules file {path} does not exist")
-        on_sys_path(path)
-        spec = importlib.util.spec_from_file_location(f"adcli_rules_{n}", path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        try:
-            spec.loader.exec_module(module)
-        except SyntaxError as exc:
-            raise ScriptError(f"{path}:{exc.lineno}: syntax error in the rules file: {exc.msg}") from None
+        import_rules_file(path, f"adcli_rules_{n}")
+
+
+def import_rules_file(path: str, name: str):
+    """Import the rules file ``path`` as the module ``name``, its folder first on ``sys.path``.
+    A file that raises while it loads is a ScriptError of one line naming its line and the
+    exception (``rules.py:3: the rules file raised NameError: name 'np' is not defined``), not
+    a traceback through adcli: the error is in the file, and the line says where."""
+    on_sys_path(path)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:  # the rules file's, or that of a module it imports (then that file's)
+        sys.modules.pop(name, None)
+        raise ScriptError(f"{exc.filename or path}:{exc.lineno}: syntax error: {exc.msg}") from None
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the file's own error, reported in one line
+        sys.modules.pop(name, None)
+        where = line_in(exc, path) or path
+        if isinstance(exc, SystemExit):
+            raise ScriptError(f"{where}: the rules file called sys.exit({exc.code!r}) while it loaded") from None
+        what = str(exc) if isinstance(exc, AdcliError) else f"the rules file raised {type(exc).__name__}: {exc}"
+        raise ScriptError(f"{where}: {what}") from None
+    return module
+
+
+def line_in(exc: BaseException, path: str) -> str | None:
+    """``file:line`` of the innermost frame of ``exc``'s traceback in the file ``path``."""
+    path = os.path.abspath(path)
+    frames = [fr for fr in traceback.extract_tb(exc.__traceback__) if os.path.abspath(fr.filename) == path]
+    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else None
 
 
 def _script_code(path: str):

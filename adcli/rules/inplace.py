@@ -15,8 +15,8 @@ in another closure), functions without source, generators; a method whose code r
 """
 
 from __future__ import annotations
-
 import __future__
+
 import ast
 import inspect
 import sys

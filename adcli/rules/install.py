@@ -30,8 +30,8 @@ import os
 import sys
 import types
 
-from ..errors import RuleError
 from ..engine.registry import declared_rules, remove_rule
+from ..errors import RuleError
 from .inplace import serve_loaded
 from .instrument import ALIAS, Decorate, UserModuleFinder, default_excluded, instrument
 
