@@ -49,11 +49,6 @@ def percent_range(low: float, high: float) -> str:
     return a if a == b else f"{a} to {b}"
 
 
-def ms(s: float | None) -> str:
-    """Seconds as a bare number of milliseconds, for a column headed "(ms)"."""
-    return DASH if s is None else f"{s * 1e3:.3f}"
-
-
 def percent(share: float | None) -> str:
     return DASH if share is None else f"{share:.0%}"
 

@@ -53,7 +53,7 @@ def test_summary_lists_signatures_by_inclusive_time():
 def test_summary_cells():
     line = next(row for row in render_summary(make_profile()).splitlines() if KRON in row)
     cells = [c.strip() for c in line.split("│")[1:-1]]
-    assert cells == ["2", KRON, "derived", "2", "6.000", "2.000", "3", "1 (800 B)", "1.000", "8.0×"]
+    assert cells == ["2", KRON, "derived", "2", "6 ms", "2 ms", "3", "1 (800 B)", "1 ms", "8.0×"]
     line = next(row for row in render_summary(make_profile()).splitlines() if SUM in row)
     assert [c.strip() for c in line.split("│")[1:-1]][-3:] == ["4 (3.8 kB)", "—", "—"]
 
@@ -344,3 +344,13 @@ def test_show_and_suggest_fit_narrow_terminals_without_truncating_numbers(tmp_pa
         assert "columns left out to fit 80 columns: prims" in " ".join(out.split())
     monkeypatch.delenv("COLUMNS")
     assert "columns left out" not in render_summary(make_profile()) and wide
+
+
+def test_times_are_printed_in_the_unit_that_suits_each():
+    # 1.03 µs printed "0.001" and 138 s printed "138376.560" when every time was in milliseconds
+    from adcli.units import duration
+
+    assert [duration(x) for x in (1.03e-6, 0.0452, 138.37656)] == ["1.03 µs", "45.2 ms", "138 s"]
+    from adcli.render import profile as rp
+
+    assert all("(ms)" not in c for c in rp.COLUMNS + rp._HEADS)

@@ -9,7 +9,7 @@ import json
 
 from ..app.profiling import SORTS
 from ..profiler.model import CallTree, Profile, SignatureStats
-from ..units import DASH, duration, human_bytes, ms
+from ..units import DASH, duration, human_bytes
 from ..version import __version__
 from .console import capture, fitted, left_out
 from .text import md_cell, md_code_cell, safe
@@ -34,7 +34,7 @@ def _allocs_cell(sig: SignatureStats) -> str:
 
 def _primal_cell(sig: SignatureStats) -> str:
     r = sig.replay
-    return ms(r.primal_s) if r is not None and r.measured else DASH
+    return duration(r.primal_s) if r is not None and r.measured else DASH
 
 
 def _ratio_cell(sig: SignatureStats) -> str:
@@ -76,18 +76,17 @@ def _headline(profile: Profile) -> str:
     return line
 
 
-COLUMNS = ("#", "signature", "served by", "calls", "forward (ms)", "reverse (ms)", "primitives",
-           "allocations", "primal (ms)", "AD ratio")
+COLUMNS = ("#", "signature", "served by", "calls", "forward", "reverse", "primitives",
+           "allocations", "primal", "AD ratio")
 
 
 # Short two-line headers in the terminal table: the signature column gets the width they save.
-_HEADS = ("#", "signature", "served\nby", "calls", "fwd\n(ms)", "rev\n(ms)", "prims", "allocs", "primal\n(ms)",
-          "AD\nratio")
+_HEADS = ("#", "signature", "served\nby", "calls", "fwd", "rev", "prims", "allocs", "primal", "AD\nratio")
 
 
 def _row(rank: int, sig: SignatureStats) -> list[str]:
-    return [str(rank), safe(sig.signature), _served(sig), str(sig.calls), ms(sig.forward_s), ms(sig.reverse_s),
-            str(sig.primitives), _allocs_cell(sig), _primal_cell(sig), _ratio_cell(sig)]
+    return [str(rank), safe(sig.signature), _served(sig), str(sig.calls), duration(sig.forward_s),
+            duration(sig.reverse_s), str(sig.primitives), _allocs_cell(sig), _primal_cell(sig), _ratio_cell(sig)]
 
 
 def _shown(profile: Profile, rows: list, sort: str) -> str:
@@ -101,7 +100,7 @@ def _shown(profile: Profile, rows: list, sort: str) -> str:
 
 # Left out first when the terminal is narrow (numbers are never truncated): primitives, calls,
 # allocations, served by, primal; the times and the AD ratio stay.
-_DROP = tuple(COLUMNS.index(c) for c in ("primitives", "calls", "allocations", "served by", "primal (ms)"))
+_DROP = tuple(COLUMNS.index(c) for c in ("primitives", "calls", "allocations", "served by", "primal"))
 
 
 def render_summary(profile: Profile, top: int = 10, sort: str = "time") -> str:
