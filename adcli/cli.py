@@ -24,6 +24,7 @@ from .app.profiling import check_output, profile_files
 from .app.report import report as make_report
 from .app.report import write_report
 from .app.timing import DEFAULT_BUDGET_S
+from .cli_types import Seconds, Size
 from .errors import AdcliError
 from .fileio import write_text
 from .profiler.api import (
@@ -44,7 +45,7 @@ from .render.progress import progress_callback
 from .render.suggest import json_notes
 from .render.text import safe
 from .rules.listing import SOURCES
-from .units import human_bytes, parse_bytes
+from .units import human_bytes
 from .version import __version__
 
 
@@ -138,37 +139,6 @@ def rules_list(source: str, fmt: str) -> None:
 def rules_show(name: str, fmt: str) -> None:
     """Show what adcli knows about one callable, e.g. `numpy.kron` or `np.linalg.cholesky`."""
     _out(render(app.rules_show(name), fmt))
-
-
-class Size(click.ParamType):
-    """A number of bytes written as "100MB", "1.5GB", "2GiB" or "0"."""
-
-    name = "SIZE"
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, int):
-            return value
-        try:
-            return parse_bytes(value)
-        except ValueError as exc:
-            self.fail(str(exc), param, ctx)
-
-
-class Seconds(click.ParamType):
-    """A positive number of seconds, or "auto"."""
-
-    name = "SECONDS"
-
-    def convert(self, value, param, ctx):
-        if value == AUTO or isinstance(value, float):
-            return value
-        try:
-            seconds = float(value)
-        except ValueError:
-            self.fail(f"{value!r} is not a number of seconds or {AUTO!r}", param, ctx)
-        if not seconds > 0 or seconds == float("inf"):
-            self.fail(f"{value!r} is not a positive number of seconds", param, ctx)
-        return seconds
 
 
 @cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})

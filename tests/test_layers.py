@@ -28,7 +28,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("advisor", ["adcli.advisor"]),
     ("app", ["adcli.app"]),
     ("render", ["adcli.render"]),
-    ("cli", ["adcli.cli", "adcli.cli_show", "adcli.__main__", "adcli.pytest_plugin"]),
+    ("cli", ["adcli.cli", "adcli.cli_show", "adcli.cli_types", "adcli.__main__", "adcli.pytest_plugin"]),
 ]
 
 #: The layers the facade ``adcli/__init__.py`` may import from.

@@ -78,7 +78,7 @@ FUNCTION_ARGS = [
     (np.linalg.multi_dot, ([M, M.T, M],), {}), (np.linalg.tensordot, (M, M.T), {"axes": 1}),
     (np.linalg.vecdot, (M, M), {}),
     (np.roll, (M, 1), {"axis": 1}), (np.triu, (M,), {}), (np.tril, (M, -1), {}), (np.outer, (V, M[0]), {}),
-    (np.var, (M,), {"axis": 1}),
+    (np.var, (M,), {"axis": 1}), (np.hstack, ((M, M[:, :2]),), {}), (np.vstack, ((M, M[:1]),), {}),
     (np.select, ([M > 0, M < -0.5], [M ** 2, M * 3.0]), {"default": 0.5}), (np.cross, (M[:, :3], M[:, 1:]), {}),
     (np.pad, (M, ((1, 2), (0, 1))), {"constant_values": 1.5}),
     (np.lib.stride_tricks.sliding_window_view, (M, (2, 2)), {}),
