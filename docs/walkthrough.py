@@ -78,6 +78,8 @@ def shape(block: str) -> list:
     block = "\n".join(line for line in block.splitlines() if not line.startswith("   "))
     text = re.sub(r"[━─┏┓┗┛┣┫┳┻╋┡┩╇┃│└┘┴┬┼├┤┌┐]+", " ", block)
     text = re.sub(r"[-+]?\d[\d.,]*(e[-+]?\d+)?(\s*(ns|µs|ms|s|B|kB|MB|GB)\b)?", "#", text)
+    # a measured range is one number or two as the noise has it: "96%", "95-96%", "-93% to -94%"
+    text = re.sub(r"#(\s*%)? to #", "#", re.sub(r"#+", "#", text))
     return text.split()
 
 

@@ -24,3 +24,14 @@ def test_the_shape_ignores_numbers_but_not_words():
     assert shape("saves 4.25 ms per run") != shape("saves 4.25 ms per call")
     assert shape("leave 151\nµs of the primal") == shape("leave 85.7 µs of the primal")  # wrapped between them
     assert shape("1. hand-write f\n   - derived 4 ms\n     + 2 ms") == shape("1. hand-write f\n   - other prose")
+
+
+def test_the_walkthrough_shape_reads_a_measured_range_as_one_number():
+    sys.path.insert(0, str(ROOT / "docs"))
+    try:
+        import walkthrough
+    finally:
+        sys.path.pop(0)
+    one = walkthrough.shape("│ 96% │ 4.7 ms │\n  change  -94%, faster")
+    assert walkthrough.shape("│ 95-96% │ 4.74 ms │\n  change  -93% to -94%, faster") == one
+    assert walkthrough.shape("│ 96% │ 4.7 ms │\n  change  slower") != one
