@@ -130,3 +130,35 @@ def test_closures_and_methods_are_exported_and_served(name, tmp_path, clean_regi
         profile_program(script, [], output=after, rules=(rules,), replays=False)
     served = {str(s.signature): s.served_by for s in store.load(after).signatures}
     assert any(served.get(t) == "hand-written" for t in nested), (nested, served)
+
+
+def test_a_lighter_alternative_is_not_exported_beside_the_rule_it_stands_in_for(tmp_path, monkeypatch):
+    # loss (one call) loops over step (50 calls), whose own rule saves more per line of burden:
+    # the advice lists step as an alternative to loss's rule. With both exported, loss's rule
+    # would run step plainly in its forward pass, where no rule serves: export writes loss's alone
+    import importlib
+
+    from adcli.app.advice import advise
+
+    export_module = importlib.import_module("adcli.app.export")
+    from tests.test_advisor import node, profile, save, sig
+
+    loss, step = "__main__.loss(f64[1d])", "__main__.step(f64[1d])"
+    p = profile([sig(1, loss, kind="user", time=1.0, derived=1.0, primal=0.1),
+                 sig(2, step, kind="user", calls=50, time=0.9, derived=0.018, primal=0.001)],
+                node(0, 0, [node(1, 1, [node(2, 50)])]), total=1.0)
+    path = save(tmp_path, p)
+
+    def with_alternative(*args, **kwargs):
+        got = advise(*args, **kwargs)
+        by = {str(s.signature): s for s in got.suggestions}
+        for name in (loss, step):
+            by[name].action = "hand-write"
+        by[step].alternative_to = loss
+        return got
+
+    monkeypatch.setattr(export_module, "advise", with_alternative)
+    out = str(tmp_path / "rules.py")
+    done = export_module.export(path, out)
+    text = Path(out).read_text()
+    assert done.handwritten == 1 and "'__main__:loss'" in text and "'__main__:step'" not in text, text

@@ -48,7 +48,10 @@ def export(profile: str, output: str, *, top: int | None = None, only: str | Non
         if path is not None and not os.path.isfile(path):
             raise OutputError(f"no file at {path} ({what})")
     advice = advise([profile], options, tier=tier)
-    chosen = [s for s in advice.actionable if only is None or s.action == only]
+    # a lighter alternative stands in for the rule suggested for its caller: one or the other, and
+    # the caller's is the one exported (with both, the caller's rule would run the other's function
+    # plainly in its forward pass, where no rule serves)
+    chosen = [s for s in advice.actionable if (only is None or s.action == only) and s.alternative_to is None]
     chosen = chosen[:top] if top is not None else chosen
     if not chosen:
         return Export(None, 0, 0)
