@@ -481,3 +481,14 @@ def test_a_callers_derived_time_is_never_below_its_callees():
     sigs[1]["calls"] = 20
     other = by_sig(suggest([profile(sigs, node(0, 0, [node(1, 1, [node(2, 10)]), node(2, 10)]), total=1.0)])[0])
     assert other["__main__.loss(f64[1d])"].derived_s == pytest.approx(0.004)
+
+
+def test_a_range_is_written_with_one_unit_when_both_ends_share_it():
+    from adcli.advisor.explain import span_share, span_time
+    from adcli.advisor.options import Span
+
+    assert span_time(Span(0.0166, 0.0158, 0.0176)) == "15.8-17.6 ms"
+    assert span_time(Span(0.001, 0.00098, 0.0012)) == "980 µs to 1.2 ms"
+    assert span_time(Span(-0.001, -0.002, 0.001)) == "-2 ms to 1 ms"
+    assert span_time(Span.exact(0.002)) == "2 ms"
+    assert span_share(Span(0.40, 0.38, 0.44), 1.0) == "38-44%" and span_share(Span(0.0, -0.02, 0.14), 1.0) == "-2% to 14%"

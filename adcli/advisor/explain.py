@@ -23,8 +23,12 @@ def span_share(s: Span, total: float) -> str:
 
 
 def span_time(s: Span) -> str:
+    """"15.8-17.6 ms" (one unit when both ends have it), "980 µs-1.2 ms" otherwise."""
     lo, hi = duration(s.low), duration(s.high)
-    return lo if lo == hi else f"{lo}-{hi}"
+    if lo == hi:
+        return lo
+    (a, unit_a), (b, unit_b) = lo.split(), hi.split()
+    return f"{a}-{b} {unit_a}" if unit_a == unit_b and "-" not in a + b else f"{lo} to {hi}"
 
 
 def burden(opt: Option, total: float) -> str:

@@ -231,8 +231,10 @@ def _replay_each(profile: Profile, chosen: list, session: Session, budget: float
             label = str(stats.signature)
             if total_budget is not None and time.perf_counter() - started > total_budget:
                 profile.unreplayed = len(chosen) - n
+                left = ", ".join(str(s.signature) for s in chosen[n:n + 3]) + (", ..." if len(chosen) - n > 3 else "")
                 profile.notes.append(f"replays stopped at the {named_budget or total_budget:g} s budget: {profile.unreplayed} of "
-                                     f"{len(chosen)} signature(s) not replayed (--replay-budget to allow more)")
+                                     f"{len(chosen)} signature(s) not replayed, the smallest ({left}); the advice "
+                                     "weighs the others (--replay-budget to allow more)")
                 break
             if progress is not None:
                 progress(n, len(chosen), label, calls[0])
