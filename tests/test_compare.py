@@ -6,6 +6,7 @@ as the after of its program by `suggest` and `report`."""
 import json
 import os
 import shutil
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -233,3 +234,63 @@ def test_suggest_of_a_before_and_its_after_says_so_above_the_table(loop):
         assert res.exit_code == 0, res.output
         text = " ".join(res.stdout.split())
         assert "not as a second workload" in text and "not as a second workload" not in res.stderr
+
+
+CLOSURE_PROGRAM = '''
+import numpy as np
+
+import adcli
+
+
+class Model:
+    def __init__(self, scale):
+        self.scale = scale
+
+
+def make(data):
+    def objective(w, model):
+        return np.sum((model.scale * w * data) ** 2)
+    return objective
+
+
+if __name__ == "__main__":
+    objective = make(np.linspace(0.0, 1.0, 8))
+    for _ in range(3):
+        adcli.grad(objective)(np.ones(8), Model(2.0))
+'''
+
+CLOSURE_RULES = '''
+import inspect
+
+import numpy as np
+
+import adcli.rules
+
+
+@adcli.rules.rule("__main__:make.<locals>.objective", "f64[1d]", "obj(__main__.Model)")
+def objective_rule(w, model):
+    data = inspect.getclosurevars(adcli.rules.original("__main__:make.<locals>.objective")).nonlocals["data"]
+    r = model.scale * w * data
+    return np.sum(r ** 2), lambda g: (g * 2.0 * r * model.scale * data, None)
+'''
+
+
+def test_compare_times_a_closure_handed_to_grad_found_where_the_program_calls_it(tmp_path, monkeypatch):
+    # the root is a closure (not found by name) taking an object the profile cannot record: both
+    # come from the program's call site (profiler/callsite.py), as adcli check finds them
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    (tmp_path / "prog.py").write_text(CLOSURE_PROGRAM)
+    (tmp_path / "rules.py").write_text(CLOSURE_RULES)
+    assert invoke("profile", "--no-replay", "-o", "before.json", "prog.py").exit_code == 0
+    try:
+        assert invoke("profile", "--no-replay", "--rules", "rules.py", "-o", "after.json", "prog.py").exit_code == 0
+        unregister("__main__:make.<locals>.objective")  # (compare loads the rules file itself)
+        res = invoke("compare", "before.json", "after.json", "--script", "prog.py", "--rules", "rules.py",
+                     "--budget", "0.05", "--format", "json")
+    finally:
+        unregister("__main__:make.<locals>.objective")
+    assert res.exit_code == 0, res.output
+    timing = json.loads(res.stdout)["timing"]
+    assert not timing["untimed"], timing["untimed"]
+    assert [g["signature"] for g in timing["gradients"]] == ["__main__:make.<locals>.objective(f64[1d], obj(__main__.Model))"]

@@ -27,12 +27,16 @@ from ..engine.registry import add_rule, remove_rule
 from ..engine.signature import Signature
 from ..errors import AdcliError
 from ..measure import Spread, interleaved
+from ..profiler.callsite import CallSiteError, first_call
 from ..profiler.model import Profile, Replay
 from ..profiler.replay import setup
+from ..profiler.runner import ScriptError
 from ..profiler.samples import decode
 from ..profiler.store import Samples
+from ..rules.declare import suspended
 from ..rules.dispatch import original
 from .check import load_rules_file, load_script_definitions
+from .targets import export_target
 
 DEFAULT_BUDGET_S = 2.0  # seconds of timing, both sides and every root together
 
@@ -115,16 +119,33 @@ def _arguments(stats, samples: Samples):
     return args, kwargs
 
 
-def _function(sig: Signature, files: list):
-    """The user's function a root names, if a file the user passed defines it; else why not."""
+def _function(sig: Signature, files: list, script: str, modules: tuple, declared: list):
+    """The user's function a root names, if a file the user passed defines it, and the
+    arguments of its call at the program's call site when it was found there (a closure, a
+    method: profiler/callsite.py); else why not."""
     try:
         func = original(sig.target)
     except AdcliError:
-        return None, f"{sig.function} cannot be found again (a nested function, a method, a lambda?)"
+        return _at_call_site(sig, script, modules, declared)
     code = getattr(func, "__code__", None) if inspect.isfunction(func) else None
     if code is None or _real(code.co_filename) not in {_real(f) for f in files}:
         return None, f"{sig.function} is not defined in the script or a --module file"
-    return func, ""
+    return (func, None), ""
+
+
+def _at_call_site(sig: Signature, script: str, modules: tuple, declared: list):
+    """A closure or method handed to ``grad``, found where the program calls it: only when a file
+    the user passed defines it (read from its syntax before anything runs, app/targets.py), with
+    the rules out of the registry while the program runs to the call."""
+    _, why = export_target(sig, False, script, tuple(modules))
+    if why:
+        return None, f"{sig.function} cannot be found again without running the program, and {why}"
+    try:
+        with suspended(*declared):
+            site = first_call(script, sig, tuple(modules))
+    except (CallSiteError, ScriptError) as exc:
+        return None, f"{sig.function}: {exc}"
+    return (site.func, site), ""
 
 
 def time_sides(before: Profile, after: Profile, paths: tuple, script: str, rules: tuple, modules: tuple = (),
@@ -145,8 +166,14 @@ def time_sides(before: Profile, after: Profile, paths: tuple, script: str, rules
     try:
         runs = []
         for profile, stats, calls in _roots(before, after):
-            func, why = _function(stats.signature, files)
+            found, why = _function(stats.signature, files, script, tuple(modules), declared)
+            func, site = found if found is not None else (None, None)
             arguments = _arguments(stats, samples[id(profile)]) if func is not None else None
+            if func is not None and arguments is None and site is None:  # an object the profile could not record
+                found, why = _at_call_site(stats.signature, script, tuple(modules), declared)
+                site = None if found is None else found[1]
+            if arguments is None and site is not None:  # (a method's self, a model object: the call site's)
+                arguments = list(site.args), dict(site.kwargs)
             if func is not None and arguments is None:
                 why = f"{stats.signature.function} has no complete sample inputs in the profile"
             if why:
