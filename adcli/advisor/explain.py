@@ -110,7 +110,7 @@ def below_callees(c: Cost) -> str | None:
 def replay_warning(c: Cost) -> str | None:
     if not c.in_program and c.measured and c.live_s and c.derived_s and c.live_s < REPLAY_OVERSTATES * c.derived_s:
         return (f"WARNING: its replay took {duration(c.derived_s)} per call, {c.derived_s / c.live_s:.1f}x its "
-                f"{duration(c.live_s)} per call in the run: the replay may overstate its cost")
+                f"{duration(c.live_s)} in the run: it may overstate its cost")
     return None
 
 
@@ -139,7 +139,8 @@ def closed(note: Closed, th) -> str:
     if kind == "user-function":
         return "a user function: no library rule can exist"
     if kind == "replay-failed":
-        return f"its replay measured nothing ({d['error']}): no primal cost, so no hand-written estimate"
+        error = d["error"] if len(d["error"]) <= 50 else d["error"][:49] + "…"
+        return f"its replay measured nothing ({error}): no primal cost, no estimate"
     if kind == "not-replayed":
         return "not replayed (outside the signatures covering most of the time): no primal cost, no estimate"
     raise AssertionError(f"unknown closed option {kind!r}")
