@@ -283,3 +283,22 @@ def test_the_format_page_documents_exactly_the_fields_written():
     }
     for heading, fields in written.items():
         assert tables.get(heading) == fields, heading
+
+
+def test_signatures_left_out_by_the_replay_budget_make_a_profile_incomplete_only_above_a_share():
+    # the replays go largest first: what the budget leaves out is the smallest; over 5% of the
+    # gradient time the profile is incomplete, under it a note names them and the advice stands
+    from adcli.profiler.model import UNREPLAYED_SHARE, Profile
+    from tests.test_advisor import node, profile, sig
+
+    p = Profile.from_json(profile([sig(1, "__main__.f(f64[1d])", kind="user", time=1.0, derived=0.5, primal=0.1)],
+                                  node(0, 0, [node(1, 1)]), total=1.0))
+    p.unreplayed = 2
+    p.unreplayed_s = None  # a profile from before the seconds were recorded: incomplete, as before
+    assert any("2 signature(s) not replayed" in x for x in p.problems())
+    p.unreplayed_s = 0.5 * UNREPLAYED_SHARE * p.totals.gradient_s
+    assert not any("not replayed" in x for x in p.problems())
+    p.unreplayed_s = 2 * UNREPLAYED_SHARE * p.totals.gradient_s
+    assert any("2 signature(s) not replayed" in x for x in p.problems())
+    again = Profile.from_json(p.to_json())
+    assert again.unreplayed_s == p.unreplayed_s and again.problems() == p.problems()

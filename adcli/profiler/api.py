@@ -231,6 +231,7 @@ def _replay_each(profile: Profile, chosen: list, session: Session, budget: float
             label = str(stats.signature)
             if total_budget is not None and time.perf_counter() - started > total_budget:
                 profile.unreplayed = len(chosen) - n
+                profile.unreplayed_s = sum(s.gradient_s for s in chosen[n:])
                 left = ", ".join(str(s.signature) for s in chosen[n:n + 3]) + (", ..." if len(chosen) - n > 3 else "")
                 profile.notes.append(f"replays stopped at the {named_budget or total_budget:g} s budget: {profile.unreplayed} of "
                                      f"{len(chosen)} signature(s) not replayed, the smallest ({left}); the advice "

@@ -35,6 +35,12 @@ class ProfileError(AdcliError):
     """A profile file is missing, corrupt, truncated, foreign, or from a newer adcli."""
 
 
+# Signatures the replay budget left out make a profile incomplete when their share of the gradient
+# time is above this: the smallest of a program's signatures (the replays go largest first) leave
+# the advice on the others whole, and a note names them (profiler/api.py).
+UNREPLAYED_SHARE = 0.05
+
+
 @dataclass
 class Sample:
     """A call's first arguments, encoded (see :func:`encode`); arrays live in the ``.npz``."""
@@ -149,6 +155,7 @@ class Profile:
     replays: str = ""  # REPLAYS: done, skipped (--no-replay, or the run ended early), interrupted; "" unknown
     notes: list = field(default_factory=list)  # what the profiler says about this run, in words
     unreplayed: int = 0  # signatures chosen for replay but left out at the --replay-budget
+    unreplayed_s: float | None = None  # their inclusive gradient seconds in the run (None: not recorded)
     rules: list = field(default_factory=list)  # the rules files loaded with --rules, as given
 
     def by_id(self) -> dict:
@@ -178,7 +185,7 @@ class Profile:
                        "or measured imports")
         elif self.replays == "interrupted":
             out.append("replays interrupted: some signatures have none")
-        if self.unreplayed:
+        if self.unreplayed and (self.unreplayed_s is None or self.unreplayed_s > UNREPLAYED_SHARE * self.totals.gradient_s):
             out.append(f"{self.unreplayed} signature(s) not replayed within the --replay-budget")
         return out
 
@@ -189,6 +196,7 @@ class Profile:
             "platform": self.platform, "exit_status": self.exit_status, "partial": self.partial,
             "replay_s": self.replay_s, "pair": self.pair, "failed_gradients": self.failed_gradients,
             "replays": self.replays, "notes": list(self.notes), "unreplayed": self.unreplayed,
+            "unreplayed_s": self.unreplayed_s,
             "rules": list(self.rules),
             "totals": self.totals.to_json(),
             "signatures": [s.to_json() for s in self.signatures], "tree": self.tree.to_json(),
@@ -256,6 +264,7 @@ class _Reader:
             replay_s=self.get(data, "replay_s", float, "", 0.0),
             failed_gradients=self.count(data, "failed_gradients"), replays=self.replays(data),
             notes=self.strings(data, "notes"), unreplayed=self.count(data, "unreplayed"),
+            unreplayed_s=self.get(data, "unreplayed_s", float, "", None),
             rules=self.strings(data, "rules"), **meta)
 
     def strings(self, data: dict, key: str) -> list:
