@@ -15,6 +15,7 @@ import adcli
 from adcli.engine import hooks
 from adcli.engine.tape import node_parents
 from adcli.rules import register, unregister
+from tests.support.kinds import pullback_kinds
 
 
 class _Recording(list):
@@ -137,19 +138,7 @@ def test_a_hand_written_rule_with_two_outputs_declares_its_parents():
 
 
 def _all_kinds():
-    import importlib
-    import inspect
-    import pkgutil
-
-    kinds = []
-    for info in pkgutil.walk_packages(adcli.__path__, "adcli."):
-        if info.name.endswith("__main__"):
-            continue
-        module = importlib.import_module(info.name)
-        for name, fn in vars(module).items():
-            if inspect.isfunction(fn) and fn.__module__ == info.name and name.lstrip("_").startswith("pb_"):
-                kinds.append(fn)
-    return kinds
+    return pullback_kinds()
 
 
 def test_every_node_kind_declares_its_parents():

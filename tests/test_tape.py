@@ -301,21 +301,10 @@ def test_every_node_kind_declares_where_its_output_is():
     """A pullback names a kind of tape node; each declares (core.node_kind) which slot holds the
     value it made, or None. A kind without the declaration would make the profiler under-count
     allocations silently, so output_of raises for it instead."""
-    import importlib
-    import inspect
-    import pkgutil
-
-    import adcli
     from adcli.engine.core import output_of
+    from tests.support.kinds import pullback_kinds
 
-    kinds = []
-    for info in pkgutil.walk_packages(adcli.__path__, "adcli."):
-        if info.name.endswith("__main__"):
-            continue
-        module = importlib.import_module(info.name)
-        for name, fn in vars(module).items():
-            if inspect.isfunction(fn) and fn.__module__ == info.name and name.lstrip("_").startswith("pb_"):
-                kinds.append(fn)
+    kinds = pullback_kinds()
     assert len(kinds) >= 12
     undeclared = [f"{f.__module__}.{f.__name__}" for f in kinds if not hasattr(f, "output_at")]
     assert not undeclared
