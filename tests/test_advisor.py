@@ -492,3 +492,19 @@ def test_a_range_is_written_with_one_unit_when_both_ends_share_it():
     assert span_time(Span(-0.001, -0.002, 0.001)) == "-2 ms to 1 ms"
     assert span_time(Span.exact(0.002)) == "2 ms"
     assert span_share(Span(0.40, 0.38, 0.44), 1.0) == "38-44%" and span_share(Span(0.0, -0.02, 0.14), 1.0) == "-2% to 14%"
+
+
+def test_pullbacks_timed_above_the_derived_cost_are_scaled_to_fit_it():
+    # the decomposition timed 5 ms of pullbacks for a 2.6 ms derived call (0.125 ms primal): its
+    # parts are scaled by (2.6 - 0.125) / 5 so that they add up to the whole, estimates included
+    from adcli.advisor.costs import aggregate
+    from adcli.profiler.model import Profile
+
+    sigs = [sig(1, "__main__.f(f64[1d])", kind="user", time=1.0, derived=0.0026, primal=0.000125)]
+    sigs[0]["replay"].update(pullback_s=0.005, vector_pullback_s=0.0035, work_s=0.005, lean_pullback_s=0.0035,
+                             closed_fixed_s=1e-6, nodes=2000, operations=2, lines=7, rule_call_s=1e-5)
+    [c] = aggregate([Profile.from_json(profile(sigs, node(0, 0, [node(1, 1)]), total=1.0))])[0].values()
+    k = (0.0026 - 0.000125) / 0.005
+    assert c.pullback_s == pytest.approx(0.0026 - 0.000125)
+    assert (c.vector_pullback_s, c.lean_pullback_s, c.closed_fixed_s) == pytest.approx((0.0035 * k, 0.0035 * k, 1e-6 * k))
+    assert c.machinery_s == pytest.approx(0.0)

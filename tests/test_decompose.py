@@ -399,3 +399,16 @@ def test_the_replay_measures_what_the_floors_zero_gradients_cost(monkeypatch):
     [(gw, gb, gX)] = timed
     assert gw.shape == (30,) and not gw.any() and gb == 0.0 and gX is None
     assert _floor_pullback(lambda *a: 1 / 0, args, {}, (0,)) is None  # a sample that no longer runs: not known
+
+
+def test_an_operations_data_work_is_clipped_at_zero_as_a_whole_not_node_by_node():
+    # 2000 scalar additions whose work and fixed cost are equal but for timing noise: node by
+    # node, the positive half of the noise summed to "data work"; per operation it cancels
+    from adcli.profiler.decompose import _per_operation
+
+    noise = np.random.default_rng(0).normal(0.0, 1e-6, 2000)
+    assert np.maximum(noise, 0.0).sum() > 7e-4  # (what clipping node by node made of it)
+    assert _per_operation(noise - noise.mean(), ["add"] * 2000).sum() == pytest.approx(0.0, abs=1e-12)
+    # an operation with real work keeps all of it, shared as its nodes' positive parts
+    got = _per_operation(np.array([3.0, 1.0, -1.0, 2.0]), ["a", "a", "a", "b"])
+    assert got.tolist() == pytest.approx([2.25, 0.75, 0.0, 2.0])

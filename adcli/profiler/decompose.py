@@ -413,7 +413,7 @@ def decompose(grad, args, runs: int = 3, derived_s: float | None = None) -> Deco
     times = np.maximum(np.asarray(best.times, dtype=float) - cal.timer_s, 0.0)
     work = np.minimum(np.maximum(np.asarray(best.work, dtype=float) - cal.timer_s, 0.0), times)
     fixed = np.asarray([cal.small_work_s if f is None else max(f - cal.timer_s, 0.0) for f in best.fixed], dtype=float)
-    vector = np.maximum(work - fixed, 0.0)
+    vector = _per_operation(work - fixed, [op for op, _ in best.ops])
     # A closed-form pullback's per-call cost: each operation once, the least of its VJPs' fixed
     # cost and a NumPy call per argument; in a recurrence (recurrent(): steps that each need the
     # last), once per step, so once per node.
@@ -426,6 +426,19 @@ def decompose(grad, args, runs: int = 3, derived_s: float | None = None) -> Deco
                          nodes=len(best.times), operations=len(best.kinds), chain=best.chain, work_s=float(work.sum()) * pace,
                          lean_pullback_s=float((vector * np.asarray(best.lean, dtype=float)).sum()) * pace,
                          closed_fixed_s=float(sum(closed.values())) * pace)
+
+
+def _per_operation(excess: np.ndarray, ops: list) -> np.ndarray:
+    """Each node's data work (VJP work less fixed cost, ``excess``): each operation's total is
+    clipped at zero, then shared as its nodes' positive parts are (clipped node by node, the noise
+    of 2000 scalar additions summed to 3.5 ms of "data work" on a loaded machine)."""
+    out, nodes = np.maximum(excess, 0.0), {}
+    for k, op in enumerate(ops):
+        nodes.setdefault(op, []).append(k)
+    for idx in map(np.asarray, nodes.values()):
+        positive = float(out[idx].sum())
+        out[idx] *= max(float(excess[idx].sum()), 0.0) / positive if positive > 0 else 0.0
+    return out
 
 
 def source_lines(func) -> int | None:
