@@ -508,3 +508,17 @@ def test_pullbacks_timed_above_the_derived_cost_are_scaled_to_fit_it():
     assert c.pullback_s == pytest.approx(0.0026 - 0.000125)
     assert (c.vector_pullback_s, c.lean_pullback_s, c.closed_fixed_s) == pytest.approx((0.0035 * k, 0.0035 * k, 1e-6 * k))
     assert c.machinery_s == pytest.approx(0.0)
+
+
+def test_a_decomposition_adds_up_within_the_rounding_of_the_numbers_it_prints():
+    from adcli.advisor import Suggestion
+    from adcli.advisor.invariants import violations
+    from adcli.engine.signature import Signature
+
+    s = Suggestion(rank=1, signature=Signature.parse("__main__.f(f64[1d])"), action="keep-derived", calls=1,
+                   derived_s=1.28e-4, primal_s=5.37e-6, rule_s=None, rule_measured=False, saving_s=0.0, share=0.0,
+                   allocs_derived_bytes=0, allocs_rule_bytes=None, saving_low_s=0.0, saving_high_s=0.0)
+    s.reasons = ["derived 128 µs per call = primal 5.37 µs + pullbacks 20.4 µs (6 nodes) + machinery 103 µs"]
+    assert not violations([s], 1.0)  # 128.77 printed for a whole printed 128: within their rounding
+    s.reasons = ["derived 128 µs per call = primal 5.37 µs + pullbacks 20.4 µs (6 nodes) + machinery 110 µs"]
+    assert violations([s], 1.0)

@@ -23,6 +23,13 @@ def seconds(text: str) -> float:
     return float(number) * _UNITS[unit]
 
 
+def rounding(text: str) -> float:
+    """How far the value printed as ``text`` ("1.23 ms") can be from the value: half its last digit."""
+    number, unit = text.split()
+    decimals = len(number.split(".")[1]) if "." in number else 0
+    return 0.5 * 10.0 ** -decimals * _UNITS[unit]
+
+
 def violations(suggestions: list[Suggestion], gradient_s: float) -> list[str]:
     """Each contradiction in ``suggestions`` (advice for a gradient time of ``gradient_s``)."""
     out = []
@@ -47,8 +54,8 @@ def violations(suggestions: list[Suggestion], gradient_s: float) -> list[str]:
             m = _PARTS.match(r)
             if m:
                 whole, *parts = (seconds(g) for g in m.groups())
-                # each part printed to 3 significant digits: the sum is the whole within their rounding
-                if abs(sum(parts) - whole) > 0.006 * whole + 1e-9:
+                # each number printed to 3 significant digits: the sum is the whole within their rounding
+                if abs(sum(parts) - whole) > sum(rounding(g) for g in m.groups()) * (1 + 1e-9):
                     out.append(f"{name}: the parts of {r!r} do not add up")
             bare = r
             for n in names:
