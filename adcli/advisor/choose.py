@@ -109,7 +109,8 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None,
     under = _under(tree, costs)
     hands = {s: hand_estimate(c, factor, basis) for s, c in derived.items()}
     progs = {s: in_program(c) for s, c in derived.items()}
-    opened = {s: options(c, hands[s], progs[s], th, total, *_burden_lines(c, under.get(s, ()), costs))
+    lines = _function_lines(costs)
+    opened = {s: options(c, hands[s], progs[s], th, total, *_burden_lines(c, under.get(s, ()), lines))
               for s, c in derived.items()}
     opts = {s: o for s, (o, _) in opened.items()}
 
@@ -231,15 +232,19 @@ def _under(tree, costs: dict) -> dict:
     return out
 
 
-def _burden_lines(c: Cost, callees, costs: dict) -> tuple[int, int]:
+def _function_lines(costs: dict) -> dict:
+    """User function name -> its source lines (the most any of its signatures recorded)."""
+    lines: dict = {}
+    for c in costs.values():
+        if c.kind != "numpy" and c.lines:
+            lines[c.function] = max(lines.get(c.function, 0), c.lines)
+    return lines
+
+
+def _burden_lines(c: Cost, callees, lines: dict) -> tuple[int, int]:
     """(source lines a hand-written rule for ``c`` re-implements: its own and its callees', the
-    number of those callees)."""
-    lines = {}
-    for other in costs.values():
-        if other.kind != "numpy" and other.lines:
-            lines[other.function] = max(lines.get(other.function, 0), other.lines)
-    own = c.lines or 0
-    return own + sum(lines.get(f, 0) for f in callees), len(callees)
+    number of those callees); ``lines``: _function_lines."""
+    return (c.lines or 0) + sum(lines.get(f, 0) for f in callees), len(callees)
 
 
 def _alternatives(tree, derived, opts, user: UserChoice, total) -> dict:
