@@ -159,7 +159,8 @@ def top_down(tree: CallNode, costs: dict, options: dict, total: float) -> UserCh
     while stack:
         node, owner = stack.pop()
         name = node.signature
-        out.inside[name] = out.inside.get(name, 0.0) + _children_inside(node)
+        inside = _children_inside(node)
+        out.inside[name] = out.inside.get(name, 0.0) + inside
         if owner is not None:
             out.covered.setdefault(name, owner)
             stack.extend((k, owner) for k in node.children.values())
@@ -172,7 +173,7 @@ def top_down(tree: CallNode, costs: dict, options: dict, total: float) -> UserCh
         else:
             c = costs.get(name)
             if c is not None and c.kind != "numpy" and name in options:
-                own, _ = best(c, options[name], node.calls, _children_inside(node), total)
+                own, _ = best(c, options[name], node.calls, inside, total)
                 if own is not None:
                     out.passed.setdefault(name, own)
             stack.extend((k, None) for k in node.children.values())
