@@ -173,6 +173,7 @@ def test_0d_traced_array_written_into_a_plain_array_is_an_adcli_error():
     # store happen and raises its own error when the function returns.
     def write(x):
         plain = np.zeros(2) + 0.0  # computed, not a constructor's own
+        seen = [plain]  # noqa: F841  (held elsewhere too: NumPy would change what the list holds)
         plain[0] = x.reshape(())
         return np.sum(plain) + np.sum(x)
 

@@ -17,6 +17,7 @@ from . import containers, hooks
 from .core import ArrayTracer, Primitive, Tracer, apply, apply1, apply2, has_tracer, make_tracer
 from .escapes import PLAIN_ARRAY
 from .fills import Fill, promote_outputs, unfill
+from .plain_writes import augmented_store
 from .registry import UFUNCS, declared_rule, names_of, serving, ufunc_rule
 from .rules_elementwise import NONDIFF_UFUNCS, nondiff
 from .rules_reduce import ACCUMULATE_PRIMITIVES, REDUCE_PRIMITIVES, reduce_call
@@ -42,6 +43,8 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict):
         out = _out_arg(ufunc, kwargs)
         if out is not None:
             # np.add(a, b, out=y) for a traced y: y[...] = np.add(a, b), and NumPy returns y
+            if type(out) is ndarray and out.base is not None:  # v[idx] op= t: the tape keeps no view of v (plain_writes)
+                inputs = tuple(x.copy() if x is out else x for x in inputs)
             result = ufunc_call(ufunc, method, inputs, {k: v for k, v in kwargs.items() if k != "out"})
             if type(out) is ndarray:  # p op= v into a plain array no one else sees: p is rebound (see _out_arg)
                 return _rebound(result, out)
@@ -147,7 +150,7 @@ def _out_arg(ufunc, kwargs):
     if isinstance(out, Tracer) and type(out.value) is np.ndarray and ufunc.nout == 1:
         return out
     if user_instruction(3) == "BINARY_OP":
-        if _unseen(out):
+        if _unseen(out) or _stored_back(out):
             return out
         raise TracingError(
             f"an in-place operator on a plain array with a traced operand at {user_location(4)}: "
@@ -184,6 +187,12 @@ def _unseen(out) -> bool:
     if not _LONE_REFS:
         _calibrate()
     return refs <= _LONE_REFS[0]
+
+
+def _stored_back(out) -> bool:
+    """``v[idx] op= t`` on a plain float ``v``: ``out`` is the view ``v[idx]``, and Python stores
+    the operator's result back into ``v[idx]`` next (engine.plain_writes does that store)."""
+    return type(out) is ndarray and out.dtype.kind == "f" and out.flags.writeable and augmented_store(4)
 
 
 _CALIBRATING = False

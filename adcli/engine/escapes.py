@@ -9,7 +9,7 @@ from ..errors import UnsupportedError
 from .where import numpy_entry, user_callee, user_instruction, user_location
 
 
-def escape_message(what: str, hint: str) -> str:
+def escape_message(what: str, hint: str, why: str = "") -> str:
     """Say what the user wrote that would read a traced value's raw numbers: a NumPy function
     whose Python body converts it (``np.full(3, s)``), a write into a plain array
     (``plain[i] = s``), or the conversion itself (``float(s)``)."""
@@ -22,13 +22,22 @@ def escape_message(what: str, hint: str) -> str:
             f"reads the raw values): the gradient would be lost. {FUNCTION_HINTS.get(fn, FUNCTION_HINT)}"
         )
     if user_instruction(2) == "STORE_SUBSCR":
+        if why:  # the array was made from plain values, and could not be made traced (engine.plain_writes)
+            return f"writing a traced value into a plain array at {loc}: {why}"
         return f"writing a traced value into a plain array at {loc}: {PLAIN_WRITE}"
+    if what == ARRAY_CONVERSION:
+        receiver = (user_callee(2) or "").rpartition(".dot")[0]
+        if receiver:  # a.dot(t) of a plain a: ndarray's method converts its argument, with no dispatch
+            return (f"{receiver}.dot(...) at {loc} converts a traced argument to plain numbers ({receiver} is a plain "
+                    f"array, whose .dot method takes no traced values): the gradient would be lost. Write "
+                    f"np.dot({receiver}, ...) or {receiver} @ ... instead (the same product, traced)")
     callee = user_callee(2) if what in _CONVERSIONS else None
     if callee is not None and callee not in _CONVERSIONS[what]:  # math.sin(x) asks float(x) itself
         what = f"{callee}() (which takes {what})"
     return f"{what} of a traced value at {loc}: the number would drop out of the gradient. {hint}"
 
 
+ARRAY_CONVERSION = "conversion to a plain array (np.asarray / np.array)"
 # The conversions a C function asks a traced value for, and the spellings that call them directly.
 _CONVERSIONS = {"float()": {"float"}, "int()": {"int"}, "complex()": {"complex"},
                 "use as an index": {"operator.index"}}

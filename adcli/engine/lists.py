@@ -35,7 +35,7 @@ import numpy as np
 
 from ..errors import TracingError, UnsupportedError
 from . import fills
-from .containers import _build, _holds_tracer, _plain
+from .containers import _build, _holds_tracer, _plain, as_array
 from .core import Tracer
 from .escapes import ARRAY_HINT, escape_message
 from .library import library_rule, original
@@ -168,16 +168,44 @@ def asfortranarray(a, dtype=None, **kwargs):
     return out if out.value.flags.f_contiguous else out.copy(order="F")
 
 
+def _join(real):
+    """``np.concatenate`` & co. of a sequence whose traced values sit only inside nested lists
+    (``np.column_stack([x, [t0, t1]])`` with x plain): NumPy hands a call to the engine only for
+    a traced element, so such lists are first made the traced arrays np.array makes of them."""
+
+    def join(arrays, *args, **kwargs):
+        if (type(arrays) is list or type(arrays) is tuple) and _nested_only(arrays):
+            arrays = [as_array(a, real, "sequence") if (type(a) is list or type(a) is tuple) and _holds_tracer(a)
+                      else a for a in arrays]
+        return real(arrays, *args, **kwargs)
+
+    join.__name__, join.__qualname__, join.__doc__ = real.__name__, real.__name__, real.__doc__
+    return join
+
+
+def _nested_only(arrays) -> bool:
+    nested = False
+    for a in arrays:
+        if isinstance(a, Tracer):
+            return False  # NumPy dispatches to the engine, whose rules open the lists
+        if (type(a) is list or type(a) is tuple) and _holds_tracer(a):
+            nested = True
+    return nested
+
+
+_JOINS = {f.__name__: f for f in (np.concatenate, np.stack, np.hstack, np.vstack, np.dstack, np.column_stack)}
 array.__doc__ = _real_array.__doc__
 asarray.__doc__ = _real_asarray.__doc__
 asanyarray.__doc__ = _real_asanyarray.__doc__
 ascontiguousarray.__doc__ = _real_ascontiguousarray.__doc__
 asfortranarray.__doc__ = _real_asfortranarray.__doc__
 _REAL = {"array": _real_array, "asarray": _real_asarray, "asanyarray": _real_asanyarray,
-         "ascontiguousarray": _real_ascontiguousarray, "asfortranarray": _real_asfortranarray, **fills.REAL}
+         "ascontiguousarray": _real_ascontiguousarray, "asfortranarray": _real_asfortranarray, **fills.REAL, **_JOINS}
 _OURS = {"array": array, "asarray": asarray, "asanyarray": asanyarray, "ascontiguousarray": ascontiguousarray,
-         "asfortranarray": asfortranarray, **fills.CONSTRUCTORS}  # np.zeros & co.: engine.fills
+         "asfortranarray": asfortranarray, **fills.CONSTRUCTORS,  # np.zeros & co.: engine.fills
+         **{name: _join(real) for name, real in _JOINS.items()}}
 _NUMPY = vars(np)
+REAL_ARRAY, REAL_ASARRAY = _real_array, _real_asarray
 
 
 def enter(scope: dict | None = None) -> None:

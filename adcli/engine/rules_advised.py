@@ -158,21 +158,24 @@ def _std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
 # times per gradient, 21 µs more per call derived than np.concatenate (docs/advisor.md § Engine
 # defaults). Arrays of too few dimensions for the join's axis, and dtype=/casting=, keep the
 # derivation.
-@defnative(np.hstack)
+_HSTACK, _VSTACK = np.hstack, np.vstack  # NumPy's own (engine.lists puts wrappers in np's namespace while recording)
+
+
+@defnative(_HSTACK)
 def _hstack(tup, *, dtype=None, casting="same_kind"):
     arrays = list(tup)
     ndims = {np.ndim(a.value if isinstance(a, Tracer) else a) for a in arrays}
     if not arrays or 0 in ndims or dtype is not None or casting != "same_kind":
-        return entry(np.hstack).derivation((tup,), {"dtype": dtype, "casting": casting})
+        return entry(_HSTACK).derivation((tup,), {"dtype": dtype, "casting": casting})
     return _join(arrays, 0 if np.ndim(arrays[0].value if isinstance(arrays[0], Tracer) else arrays[0]) == 1 else 1)
 
 
-@defnative(np.vstack)
+@defnative(_VSTACK)
 def _vstack(tup, *, dtype=None, casting="same_kind"):
     arrays = list(tup)
     if not arrays or min(np.ndim(a.value if isinstance(a, Tracer) else a) for a in arrays) < 2 \
             or dtype is not None or casting != "same_kind":
-        return entry(np.vstack).derivation((tup,), {"dtype": dtype, "casting": casting})
+        return entry(_VSTACK).derivation((tup,), {"dtype": dtype, "casting": casting})
     return _join(arrays, 0)
 
 

@@ -11,7 +11,8 @@ from ..errors import TracingError, UnsupportedError
 from . import core, keep, mutation, rules_elementwise
 from .core import _SHAPE_ONLY_MIN, ArrayTracer, Tracer, _new, apply1, apply2, passes, pb_binary, pb_passes, pb_unary, unary_node
 from .dispatch import array_function, ufunc_call
-from .escapes import ARRAY_HINT, NUMBER_HINT, escape_message
+from .escapes import ARRAY_CONVERSION, ARRAY_HINT, NUMBER_HINT, escape_message
+from .plain_writes import Refusal, rebind_store
 from .registry import FAST_UFUNCS
 from .rules_elementwise import (
     ABSOLUTE,
@@ -95,9 +96,22 @@ def _inplace(op):
 
 def _escape(what: str, hint: str):
     def refuse(self, *args, **kwargs):
+        if what in _STORED and user_instruction(1) == "STORE_SUBSCR":
+            old = rebind_store(self, what)
+            if type(old) is not Refusal:  # stored into a traced copy; NumPy writes the old values back (engine.plain_writes)
+                return _STORED[what](old, *args)
+            raise TracingError(escape_message(what, hint, old))
         raise TracingError(escape_message(what, hint))
 
     return refuse
+
+
+def _as_array(value, dtype=None, copy=None):
+    return np.asarray(value, dtype)
+
+
+# the conversions NumPy asks of a value stored into a float array, and what they give
+_STORED = {"float()": float, ARRAY_CONVERSION: _as_array}
 
 
 def _array_number(what: str, convert):
@@ -105,12 +119,15 @@ def _array_number(what: str, convert):
 
     def number(self):
         if user_instruction(1) == "STORE_SUBSCR" and np.ndim(self.value) == 0:
+            old = rebind_store(self, what)
+            if type(old) is not Refusal:
+                return convert(old)
             # plain[i] = t for a traced 0-d array: NumPy takes anything with __getitem__ for a
             # sequence and replaces any error raised here by its own "setting an array element
             # with a sequence". So the number is stored, and adcli's error is raised when the
             # differentiated function returns (never a silently lost gradient).
             if self.tape.escape is None:
-                self.tape.escape = TracingError(escape_message(what, NUMBER_HINT) + " (raised when the function returned)")
+                self.tape.escape = TracingError(escape_message(what, NUMBER_HINT, old) + " (raised when the function returned)")
             return convert(self.value)
         return escape(self)
 
@@ -179,7 +196,7 @@ def _install() -> None:
     T.__int__ = _escape("int()", NUMBER_HINT)
     T.__index__ = _escape("use as an integer index", NUMBER_HINT)
     T.__complex__ = _escape("complex()", NUMBER_HINT)
-    T.__array__ = _escape("conversion to a plain array (np.asarray / np.array)", ARRAY_HINT)
+    T.__array__ = _escape(ARRAY_CONVERSION, ARRAY_HINT)
     T.item = _escape(".item()", NUMBER_HINT)
     T.tolist = _escape(".tolist()", NUMBER_HINT)
     T.tobytes = _escape(".tobytes()", ARRAY_HINT)

@@ -77,9 +77,13 @@ class _Call:
 
 
 def normalise(msg: str) -> str:
-    """A message with locations and numbers taken out, for grouping (the text before ' at ')."""
-    msg = msg.split(" at ", 1)[0].split("\n", 1)[0]
-    return re.sub(r"\d+", "N", msg)[:100]
+    """A message with locations and numbers taken out, for grouping: the text before ' at ', and
+    for a write into a plain array the reason after the location (engine.plain_writes)."""
+    head = msg.split(" at ", 1)[0].split("\n", 1)[0]
+    if head == "writing a traced value into a plain array" and "`): " in msg:
+        reason = msg.split("`): ", 1)[1].split("\n", 1)[0]
+        head += " - " + re.split(r"[,:(;]", reason, maxsplit=1)[0][:48].strip()
+    return re.sub(r"\d+", "N", head)[:100]
 
 
 def error_detail(e: BaseException) -> str:
