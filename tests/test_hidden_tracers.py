@@ -336,5 +336,5 @@ def _callers(x0, x1):
 
 @pytest.mark.parametrize("f", [_aliased, _viewed, _callers])
 def test_in_place_operators_seen_elsewhere_are_refused(f):
-    with pytest.raises(adcli.errors.TracingError, match="in-place operator on a plain array"):
+    with pytest.raises(adcli.errors.TracingError, match="in-place operator on a plain array.*something else holds"):
         adcli.grad(f)(np.array([2.0, 4.0]), np.array([3.0, 5.0]))

@@ -152,10 +152,14 @@ def _out_arg(ufunc, kwargs):
     if user_instruction(3) == "BINARY_OP":
         if _unseen(out) or _stored_back(out):
             return out
+        if type(out) is ndarray and out.dtype.kind == "f" and out.flags.writeable:
+            why = ("something else holds the array (the caller, another name, a container, or a view taken before "
+                   "this operator) and would keep the bare numbers, losing the gradient. ")
+        else:
+            why = PLAIN_ARRAY
         raise TracingError(
             f"an in-place operator on a plain array with a traced operand at {user_location(4)}: "
-            f"{PLAIN_ARRAY}Write p = p + v (a new traced array), or make p from a traced value "
-            "(np.zeros_like(x), x.copy())"
+            f"{why}Write p = p + v (a new traced array), or make p from a traced value (np.zeros_like(x), x.copy())"
         )
     raise UnsupportedError(
         f"np.{ufunc.__name__}(..., out=...) into an array that is not traced, with a traced operand, at "
