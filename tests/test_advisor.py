@@ -10,6 +10,9 @@ from click.testing import CliRunner
 from adcli.advisor import Thresholds
 from adcli.advisor import suggest as advise
 from adcli.advisor.config import ThresholdError, thresholds
+from adcli.advisor.explain import closed
+from adcli.advisor.invariants import MAX_REASON
+from adcli.advisor.options import Closed
 from adcli.cli import cli
 from adcli.profiler import store
 from adcli.profiler.model import Profile
@@ -522,3 +525,15 @@ def test_a_decomposition_adds_up_within_the_rounding_of_the_numbers_it_prints():
     assert not violations([s], 1.0)  # 128.77 printed for a whole printed 128: within their rounding
     s.reasons = ["derived 128 µs per call = primal 5.37 µs + pullbacks 20.4 µs (6 nodes) + machinery 110 µs"]
     assert violations([s], 1.0)
+
+
+@pytest.mark.parametrize("kind, data", [
+    ("replay-failed", {"error": "TracingError: a traced value was used at x.py:12 after its gradient computation finished"}),
+    ("replay-failed", {"error": "none of its arguments was traced"}),
+    ("not-replayed", {}),
+    ("no-library-rule", {}),
+    ("user-function", {}),
+])
+def test_a_closed_ways_reason_is_short_whatever_the_error(kind, data):
+    # found on the corpus's lstm and fisher_kpp profiles: a replay's error made a 109-character reason
+    assert len(closed(Closed(kind, data), Thresholds())) <= MAX_REASON

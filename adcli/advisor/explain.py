@@ -140,7 +140,7 @@ def closed(note: Closed, th) -> str:
         return "a user function: no library rule can exist"
     if kind == "replay-failed":
         error = d["error"] if len(d["error"]) <= 50 else d["error"][:49] + "…"
-        return f"its replay measured nothing ({error}): no primal cost, no estimate"
+        return f"its replay measured nothing ({error}): no estimate"  # (under MAX_REASON characters)
     if kind == "not-replayed":
         return "not replayed (outside the signatures covering most of the time): no primal cost, no estimate"
     raise AssertionError(f"unknown closed option {kind!r}")
