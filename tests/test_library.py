@@ -195,3 +195,33 @@ def test_names_and_lookups():
     assert library.is_key(st.norm.logpdf) and library.is_key(sp.logsumexp) and not library.is_key(np.sum)
     assert library.original("scipy.special.logsumexp")(np.zeros(2)) == np.log(2.0)
     assert "scipy.stats.t.logpdf" in library.resolve_all()
+
+
+def test_plain_calls_skip_the_routing_when_no_gradient_records(monkeypatch):
+    # a program that once took a gradient keeps SciPy's speed in its plain code: with no gradient
+    # recording anywhere, the trampoline runs SciPy's code at once, without looking for tracers
+    adcli.grad(lambda x: sp.logsumexp(x))(np.array([1.0, 2.0]))  # patches logsumexp
+    assert library._recording == 0
+    looked: list = []
+    hidden_in = library.hidden_in
+    monkeypatch.setattr(library, "hidden_in", lambda obj: looked.append(obj) or hidden_in(obj))
+    plain = np.array([[1.0, 2.0], [3.0, 4.0]])
+    assert sp.logsumexp(plain, axis=(0,)).tolist() == np.log(np.exp(plain).sum(axis=0)).tolist()  # a tuple: no fast type
+    assert looked == []
+    seen = {}
+
+    def f(x):
+        seen["recording"] = library._recording
+        sp.logsumexp(plain, axis=(0,))  # while recording, the routing looks (and finds nothing)
+        return sp.logsumexp(x)
+
+    adcli.grad(f)(np.array([1.0, 2.0]))
+    assert seen["recording"] == 1 and looked
+    assert library._recording == 0
+
+
+def test_a_traced_value_kept_from_a_finished_gradient_is_refused_by_scipys_plain_path():
+    kept = []
+    adcli.grad(lambda x: kept.append(x) or sp.logsumexp(x))(np.array([1.0, 2.0]))
+    with pytest.raises(adcli.AdcliError, match="after its gradient computation finished"):
+        sp.logsumexp(kept[0])

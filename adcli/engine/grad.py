@@ -119,6 +119,7 @@ def _differentiate(f: Callable, argnums, cotangent) -> Callable:
             else:
                 value, grads = _reverse_from(tape, out, cotangent, session)
         finally:
+            library.leave()
             tape.close(_escaped)
             _running.depth = depth
             if session is not None:

@@ -92,6 +92,8 @@ class _Patch:
 
     def route(self, args: tuple, kwargs: dict):
         """The trampoline's whole body: a plain call runs the original, a traced one a rule."""
+        if not _recording:  # no gradient records anywhere: nothing can be traced (a value kept from a
+            return self.clone(*args, **kwargs)  # finished one refuses every use itself), so SciPy as it is
         if self.guard is not None:
             return self.guard(self.clone, args, kwargs)
         for a in args:  # the common plain call (arrays, numbers, None) without the recursive scan
@@ -430,9 +432,22 @@ def _scipy_getattr(name):
 def enter() -> None:
     """A gradient starts: patch the functions of modules loaded since the last time (the first
     gradient patches all loaded ones). A check of ``len(sys.modules)`` when nothing was loaded."""
-    if len(sys.modules) != _modules_seen:
-        with _lock:
+    global _recording
+    with _lock:
+        _recording += 1
+        if len(sys.modules) != _modules_seen:
             _apply()
+
+
+def leave() -> None:
+    """A gradient ends: when none records any more, plain calls of the patched functions run
+    SciPy's code directly again (a plain program that once took a gradient keeps its speed)."""
+    global _recording
+    with _lock:
+        _recording -= 1
+
+
+_recording = 0  # the gradients recording now, on every thread (enter/leave)
 
 
 def restore() -> None:

@@ -99,6 +99,12 @@ class Tape:
         self.nodes.append(None)
         return len(self.nodes) - 1
 
+    def refuse_if_closed(self) -> None:
+        """Raise what a closed tape raises on use (its traced value escaped its gradient), if it
+        is closed: for the conversions, which append nothing."""
+        if type(self.nodes) is _ClosedNodes:
+            self.nodes.append(None)
+
     def close(self, error: Callable[[], Exception] | None = None) -> None:
         """End recording: further use of this tape's traced values raises ``error()`` (the
         engine passes one that names the user's file:line), or ClosedTapeError."""

@@ -96,6 +96,7 @@ def _inplace(op):
 
 def _escape(what: str, hint: str):
     def refuse(self, *args, **kwargs):
+        self.tape.refuse_if_closed()  # a value kept from a finished gradient: say that, whatever reads it
         if what in _STORED and user_instruction(1) == "STORE_SUBSCR":
             old = rebind_store(self, what)
             if type(old) is not Refusal:  # stored into a traced copy; NumPy writes the old values back (engine.plain_writes)
@@ -118,6 +119,7 @@ def _array_number(what: str, convert):
     escape = _escape(what, NUMBER_HINT)
 
     def number(self):
+        self.tape.refuse_if_closed()
         if user_instruction(1) == "STORE_SUBSCR" and np.ndim(self.value) == 0:
             old = rebind_store(self, what)
             if type(old) is not Refusal:
