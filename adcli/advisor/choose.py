@@ -171,12 +171,11 @@ def _chosen(c: Cost, pick, total, credited, prog, hand, programs, n_profiles) ->
     opt = pick.option
     if programs:  # judged program by program (_library_per_program)
         top, _, command = max(programs)
-        head = (f"saves {duration(pick.gain.point)} per run of all {n_profiles} programs ({pick.gain.point / total:.0%} "
-                f"of their gradient time); worth its burden in {len(programs)} of them on its own, up to {top:.0%} "
-                f"of one's gradient time ({command}): a library rule serves them all")
+        reasons = [f"saves {duration(pick.gain.point)} per run of all {n_profiles} programs ({pick.gain.point / total:.0%} "
+                   f"of their gradient time); worth its burden in {len(programs)} of them on its own, up to {top:.0%} "
+                   f"of one's gradient time ({command}): a library rule serves them all"]
     else:
-        head = explain.verdict(opt, pick.gain, total, credited)
-    reasons = [head]
+        reasons = explain.verdict(opt, pick.gain, total, credited)
     reasons += explain.rule_line(c, opt, _rule_s(c, opt), hand)
     reasons += explain.program_line(c, opt, prog)
     if pick.gain.point >= total * (1 - 1e-9):
@@ -316,7 +315,7 @@ def _suggestion(c: Cost, action: str, pick, total: float, reasons: list, tier: s
             "primal_s": c.primal_s, "pullback_s": c.pullback_s, "vector_pullback_s": c.vector_pullback_s,
             "work_s": c.work_s, "lean_pullback_s": c.lean_s,
             "machinery_s": c.machinery_s, "nodes": c.nodes, "operations": c.operations, "chain": c.chain,
-            "lines": c.lines},
+            "lines": c.lines, "lean_forward_s": c.lean_forward_s, "least_rule_s": c.least_rule_s},
         saving_low_s=gain.low, saving_high_s=gain.high,
         burden_share=None if opt is None else opt.burden_s / total if total else None,
         uncertain=uncertain, alternative_to=alternative_to,
