@@ -315,7 +315,7 @@ def _suggestion(c: Cost, action: str, pick, total: float, reasons: list, tier: s
             "primal_s": c.primal_s, "pullback_s": c.pullback_s, "vector_pullback_s": c.vector_pullback_s,
             "work_s": c.work_s, "lean_pullback_s": c.lean_s,
             "machinery_s": c.machinery_s, "nodes": c.nodes, "operations": c.operations, "chain": c.chain,
-            "lines": c.lines, "lean_forward_s": c.lean_forward_s, "least_rule_s": c.least_rule_s},
+            "lines": c.lines},
         saving_low_s=gain.low, saving_high_s=gain.high,
         burden_share=None if opt is None else opt.burden_s / total if total else None,
         uncertain=uncertain, alternative_to=alternative_to,

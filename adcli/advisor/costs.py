@@ -133,36 +133,6 @@ class Cost:
         return self.primal_s * min(max(1.0 - self.vector_pullback_s / work, 0.0), 1.0) * self.repeated
 
     @property
-    def lean_forward_s(self) -> float | None:
-        """What a hand-written rule's forward pass costs per call: one NumPy call per distinct
-        operation (per tape node in a recurrence, whose steps stay one call each) and the data
-        work of its operations, never more than the primal as the program wrote it. The program's
-        primal also pays for the Python around those operations (helper calls, SciPy's argument
-        checks, list building), which an expert's forward leaves out: the corpus's rules for rnn,
-        lstm and hmm_em run whole gradients in less than the primal (docs/advisor.md § The corpus).
-        Without the closed-form costs measured: the primal less its vectorisable share, as before."""
-        if self.primal_s is None:
-            return None
-        if not self.decomposed or self.closed_fixed_s is None:
-            return self.primal_s - self.scalar_primal
-        return min(self.primal_s, self.closed_fixed_s + self.lean_s)
-
-    @property
-    def least_rule_s(self) -> float | None:
-        """The least a hand-written rule costs per call: its lean forward, its pullback's work and
-        the engine's call of a rule (what a saving is held below: derived - this)."""
-        lean = self.lean_forward_s
-        if lean is None:
-            return None
-        return lean + (self.hand_pullback if self.decomposed else 0.0) + (self.rule_call_s or 0.0)
-
-    @property
-    def forward_saving_s(self) -> float:
-        """What a lean forward saves on the primal as written (``primal_s - lean_forward_s``)."""
-        lean = self.lean_forward_s
-        return 0.0 if lean is None else max(self.primal_s - lean, 0.0)
-
-    @property
     def live_s(self) -> float | None:
         """Inclusive forward + reverse seconds per call in the profiled runs (with the profiler's
         own overhead in it)."""

@@ -63,21 +63,20 @@ def rule_line(c: Cost, opt: Option, rule_s: float, hand) -> list[str]:
     if opt.action != HAND_WRITE:
         return [f"rule {duration(rule_s)} per call, measured: {opt.rule} agrees with the derived gradient"]
     out = []
-    lean, least = c.lean_forward_s, c.least_rule_s
-    if least is not None and rule_s <= least * (1 + 1e-9):
-        out.append(f"rule {duration(rule_s)} per call, estimated: a lean forward, its pullback and the engine's call, "
-                   "the least")
+    if c.primal_s is not None and rule_s <= c.primal_s * (1 + 1e-9):
+        out.append(f"rule {duration(rule_s)} per call, estimated: its primal, the least a rule for it costs "
+                   "(it still computes it)")
     elif c.decomposed:
-        out.append(f"rule {duration(rule_s)} per call, estimated: its forward, the engine's call and "
-                   f"{duration(min(hand.pullback_s, rule_s))} of pullback work")
+        work = hand.pullback_s - hand.vectorised_s
+        out.append(f"rule {duration(rule_s)} per call, estimated = {duration(max(rule_s - work, 0.0))} serving the "
+                   f"primal + {duration(work)} of pullback work")
     else:
         out.append(f"rule {duration(rule_s)} per call, estimated ({hand.basis})")
-    if c.decomposed and hand.vectorised_s > VECTORISED_SHARE * max(rule_s, 1e-12):
-        out.append(f"a lean forward: {duration(lean)} against the primal's {duration(c.primal_s)} "
-                   "(a NumPy call per operation, no Python around)")
     if c.recurrent:
         out.append(f"a recurrence (each step needs the last; critical path {c.chain} of {c.nodes} nodes): "
                    "a call per step")
+    elif c.decomposed and hand.vectorised_s > VECTORISED_SHARE * max(rule_s, 1e-12):
+        out.append(f"a map: a vectorised forward saves {duration(hand.vectorised_s)} more (rewrite the exported one)")
     if hand.capped:
         out.append("the estimate came above the derived cost it replaces: held to it")
     return out

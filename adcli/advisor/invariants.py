@@ -9,7 +9,6 @@ import re
 
 from ..units import duration
 from .choose import KEEP_DERIVED, Suggestion
-from .options import HAND_WRITE
 
 _PARTS = re.compile(r"^derived (\S+ \S+) per call = primal (\S+ \S+) \+ pullbacks (\S+ \S+) \(\d+ nodes\) \+ "
                     r"machinery (\S+ \S+)$")
@@ -39,9 +38,8 @@ def violations(suggestions: list[Suggestion], gradient_s: float) -> list[str]:
         name = str(s.signature)
         taken = s.action != KEEP_DERIVED
         if taken and s.rule_s is not None:
-            least = s.primal_s if s.action != HAND_WRITE or not s.decomposition else s.decomposition["least_rule_s"]
-            if least is not None and s.rule_s < least * (1 - 1e-9):  # a hand-written rule: Cost.least_rule_s
-                out.append(f"{name}: rule {s.rule_s!r} per call below the least a rule costs {least!r}")
+            if s.primal_s is not None and s.rule_s < s.primal_s * (1 - 1e-9):
+                out.append(f"{name}: rule {s.rule_s!r} per call below its primal {s.primal_s!r}")
             if s.derived_s is not None and s.rule_s > s.derived_s * (1 + 1e-9):
                 out.append(f"{name}: rule {s.rule_s!r} per call above the derived {s.derived_s!r} it replaces")
             if not any(r.startswith(f"rule {duration(s.rule_s)} per call") for r in s.reasons):

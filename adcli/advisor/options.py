@@ -78,7 +78,7 @@ class HandEstimate:
     floor_measured: bool = False  # the floor was measured with a minimal rule
     zeros_s: float = 0.0  # of the floor: the minimal rule's pullback making zero gradients
     pullback_s: float = 0.0  # the pullback work a closed form does
-    vectorised_s: float = 0.0  # what a lean forward saves on the primal as written (Cost.forward_saving_s)
+    vectorised_s: float = 0.0  # the primal's per-operation cost a map's forward can vectorise
     basis: str | None = None  # without a decomposition: how the factor over the primal was found
     capped: bool = False  # the estimate came above the derived cost and was held to it
 
@@ -99,12 +99,10 @@ class Option:
 
     def per_call(self, c: Cost) -> Span:
         """What the rule saves per call of ``c``, in the advisor's seconds: never more than the
-        derived cost less the least the rule costs (``Cost.least_rule_s``: a lean forward, the
-        pullback's work, one rule call; an import's, the primal it calls)."""
+        derived cost less the primal, which any rule still computes."""
         s = self.saves if self.saves is not None else Span.exact((c.derived_s - self.cost_s) * c.scale)
-        least = c.primal_s if self.action != HAND_WRITE else c.least_rule_s
-        if least is not None and c.derived_s is not None:
-            s = s.capped(max(c.derived_s - least, 0.0) * c.scale)
+        if c.primal_s is not None and c.derived_s is not None:
+            s = s.capped(max(c.derived_s - c.primal_s, 0.0) * c.scale)
         return s
 
 
@@ -142,7 +140,7 @@ def in_program(c: Cost) -> InProgram | None:
         imp = Span.exact((c.program_s - c.program_import_s) * k)
     extra = 0.0
     if c.program_floor_s is not None and c.decomposed:
-        extra = (c.hand_pullback - c.forward_saving_s - c.zeros_s) * c.tempo
+        extra = (c.hand_pullback - c.scalar_primal - c.zeros_s) * c.tempo
         floor = (Span(c.floor_gap_s, c.floor_gap_lo_s, c.floor_gap_hi_s).times(k) if c.floor_gap_s is not None
                  else Span.exact((c.program_s - c.program_floor_s) * k))
         # a rule costs at least nothing: what it leaves is max(derived - floor saving + extra, 0)
@@ -155,9 +153,9 @@ def hand_estimate(c: Cost, factor: float, basis: str) -> HandEstimate:
     P = c.primal_s
     if c.decomposed:
         floor = max(c.direct_floor_s - c.zeros_s, P) if c.direct_floor_s else P + c.rule_call_s
-        lean = c.forward_saving_s  # the Python around the primal's operations, which a rule's forward leaves out
-        est = HandEstimate(max(floor + c.hand_pullback - lean, 0.0), floor, bool(c.direct_floor_s), c.zeros_s,
-                           c.hand_pullback, lean)
+        scalar = c.scalar_primal
+        est = HandEstimate(max(floor + c.hand_pullback - scalar, 0.0), floor, bool(c.direct_floor_s), c.zeros_s,
+                           c.hand_pullback, scalar)
     elif P and c.direct_floor_s:
         # a profile without the decomposition: the floor of serving any rule plus the rest of its
         # work scaled from the primal, with the factor calibrated on the measured imports
