@@ -203,7 +203,7 @@ REFUSED = [(_second_name, SEEN), (_earlier_view, SEEN), (_viewed_through_its_bas
            (_closure_cell, NOT_LOCAL), (_attribute, NOT_LOCAL), (_callers_array, CALLERS), (_global, NOT_LOCAL)]
 
 
-@pytest.mark.parametrize("f, why", REFUSED, ids=lambda f: getattr(f, "__name__", "")[1:])
+@pytest.mark.parametrize("f, why", REFUSED, ids=[f.__name__[1:] for f, _ in REFUSED])
 def test_a_write_another_holder_would_not_see_is_refused_saying_why(f, why):
     x1 = X1.copy()
     kept = _GLOBAL.copy()
