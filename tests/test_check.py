@@ -265,3 +265,17 @@ def test_the_console_script_reports_a_rules_file_that_raises_in_one_line(tmp_pat
                          cwd=tmp_path, timeout=300)
     assert res.returncode == 2 and res.stdout == "", res.stdout
     assert res.stderr == f"adcli: error: {rules}:4: the rules file raised NameError: name 'np' is not defined\n"
+
+
+def test_a_rule_for_the_scripts_function_checked_without_the_script_says_to_pass_it(program):
+    # __main__ at check time is adcli's own entry point (the console script), not the profiled
+    # program: the failure says to pass --script, never "__main__ (.../bin/adcli) does not define"
+    folder, module = program
+    target = "__main__:a_function_only_the_script_defines"
+    rules = write_rules(folder, module, target=target)
+    try:
+        res = invoke("check", rules, "--profile", "p.json", "--module", f"{module}.py")
+    finally:
+        unregister(target)
+    assert res.exit_code == 1 and res.output.startswith("FAIL"), res.output
+    assert "pass --script SCRIPT" in res.output and "does not define" not in res.output, res.output

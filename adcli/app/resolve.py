@@ -37,6 +37,8 @@ def find_target(rule, script: str | None):
 
 
 def _why_missing(module_name: str, qualname: str, script: str | None) -> str:
+    if module_name == "__main__" and script is None:  # (the running __main__ is adcli's own entry point)
+        return "the rule is for a function of the profiled script: pass --script SCRIPT to load its functions"
     module = sys.modules.get(module_name)
     if module is not None:
         where = getattr(module, "__file__", None)
@@ -45,8 +47,7 @@ def _why_missing(module_name: str, qualname: str, script: str | None) -> str:
                     "program's call site, with --profile PROFILE (its signature) and --script SCRIPT (the program)")
         return f"{module_name}{f' ({where})' if where else ''} does not define {qualname}"
     if module_name == "__main__":
-        return ("the rule is for a function of the profiled script: pass --script SCRIPT to load its functions"
-                if script is None else f"{script} does not define {qualname}")
+        return f"{script} does not define {qualname}"
     others = sorted(name for name, m in list(sys.modules.items())
                     if m is not None and _same_module_name(name, module_name) and _defines(m, qualname))
     if others:
