@@ -78,6 +78,8 @@ def rebind_store(t: Tracer, hook: str):
         lone = _LONE_REFS.get(key)
         if lone is None:
             lone = _calibrate(key, t)
+        if lone == (0, 0):  # a path the snippet could not stand for: refused, with no reason to give
+            return Refusal("")
         if refs[0] > lone[0] or refs[1] > lone[1]:
             code = frame.f_code
             return ARGUMENT if name in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount] else SEEN
@@ -126,7 +128,7 @@ def _target(frame, offset: int):
     at = offset // 2
     positions = list(code.co_positions())
     if at >= len(positions):
-        return None
+        return Refusal("")
     line, end_line, col, end_col = positions[at]
     if None in (line, end_line, col, end_col) or line != end_line:
         return Refusal("")
