@@ -4,6 +4,7 @@ These tests check the decomposition's structure (which nodes it counts, which pa
 whole, which fixed cost it sets against each node) and its arithmetic on fake clocks; the shares
 it measures on real arrays are timings, which benchmarks/claims.py reports."""
 
+import time
 from types import SimpleNamespace
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 
 from adcli.engine.grad import vjp
 from adcli.engine.hooks import Session
+from adcli.profiler import closed_forms as cf
 from adcli.profiler import decompose as dec
 from adcli.profiler.decompose import Calibration, _timed_run, calibration, decompose, source_lines
 
@@ -175,12 +177,13 @@ def test_decompose_sets_each_nodes_own_fixed_cost_or_the_generic_one_and_counts_
     def run(scale, chain=2):
         return SimpleNamespace(times=[11 * us * scale, 5 * us, 5 * us], work=[9 * us, 4 * us, 4 * us],
                                fixed=[3 * us, None, None], lean=[0.5, 1.0, 1.0], ops=[(a, 1), (b, 2), (b, 2)],
-                               kinds={a, b}, chain=chain)
+                               kinds={a, b}, chain=chain,
+                               fwd=[7 * us, None, 5 * us], fwd_fixed=[2 * us, None, 2 * us])
 
     runs = [run(3.0), run(1.0), run(2.0)]  # the fastest run (by its nodes' times) is the one kept
     clock = Clock()
     monkeypatch.setattr(dec, "calibration", lambda: cal)
-    monkeypatch.setattr(dec, "_timed_run", lambda grad, args: runs.pop(0))
+    monkeypatch.setattr(dec, "_timed_run", lambda grad, args, forwards=False: runs.pop(0))
     monkeypatch.setattr(dec, "_perf", clock)
     plain = clock.charge(lambda: None, 4 * us)  # the plain gradient, timed between the runs
     parts = decompose(plain, [], runs=3)
@@ -192,10 +195,23 @@ def test_decompose_sets_each_nodes_own_fixed_cost_or_the_generic_one_and_counts_
     # a: min(2, one call of 0.5); b (two nodes, one operation): min(1.5, two calls of 0.5), once
     assert parts.closed_fixed_s == pytest.approx(0.5 * us + 1.0 * us)
     assert parts.chain == 2
+    # a hand-written forward (the first run's forwards, re-run): each node's forward less the timer
+    # and its one-element cost (a: 6 - 1; b's second node: 4 - 1), the node that cannot be re-run
+    # its pullback's data work (3 - 1.5); then each operation's one-element cost once, at most one
+    # NumPy call (a: 1 -> 0.5; b: 0.5)
+    assert parts.lean_forward_s == pytest.approx((5 + 1.5 + 3) * us + (0.5 + 0.5) * us)
     # a recurrence (its critical path, 3 nodes, repeats an operation): b's per-call cost once per step
     runs[:] = [run(1.0, chain=3)]
     serial = decompose(plain, [], runs=1)
     assert serial.chain == 3 and serial.closed_fixed_s == pytest.approx(0.5 * us + 2 * 1.0 * us)
+    assert serial.lean_forward_s == pytest.approx((5 + 1.5 + 3) * us + 3 * 0.5 * us)
+    # a scalar operation (a's output has shape ()) costs a closed form one Python float operation
+    cal = Calibration(timer_s=1 * us, small_pullback_s=2 * us, rule_call_s=3 * us, small_work_s=1.5 * us,
+                      call_s=0.5 * us, scalar_s=0.05 * us)
+    runs[:] = [run(1.0, chain=3)]
+    scalars = decompose(plain, [], runs=1)
+    assert scalars.closed_fixed_s == pytest.approx(0.05 * us + 2 * 1.0 * us)
+    assert scalars.lean_forward_s == pytest.approx((5 + 1.5 + 3) * us + (0.05 + 0.5 + 0.5) * us)
 
     # at the replay's pace: the parts scaled by its time over the plain gradient's, within 0.5-2x
     for derived, pace in ((6 * us, 1.5), (40 * us, 2.0), (1 * us, 0.5)):
@@ -271,20 +287,20 @@ def test_a_solves_share_is_its_pullback_less_the_forward_timed_each_at_its_faste
     [both] = [n for n in recorded(lambda m, v: np.sum(np.linalg.solve(m, v)), (0, 1), [a, y]) if n[0] is dec._pb_solve]
     [b_only] = [n for n in recorded(lambda v: np.sum(np.linalg.solve(a, v)), 0, [y]) if n[0] is dec._pb_solve]
     clock = Clock()
-    monkeypatch.setattr(dec, "_perf", clock)
+    monkeypatch.setattr(cf, "_perf", clock)
     # the forward (a factorization and a solve) 4 units; the pullback's solve with a's transpose
     # 5 (it factorizes again), a's gradient (an outer product) 1; each first call preempted by 100
-    monkeypatch.setattr(dec, "solve", clock.charge(dec.solve, 4.0, preempted=100.0))
-    monkeypatch.setattr(dec, "_solve_gb", clock.charge(dec._solve_gb, 5.0, preempted=100.0))
-    monkeypatch.setattr(dec, "_solve_da_of", clock.charge(dec._solve_da_of, 1.0))
+    monkeypatch.setattr(cf, "solve", clock.charge(cf.solve, 4.0, preempted=100.0))
+    monkeypatch.setattr(cf, "_solve_gb", clock.charge(cf._solve_gb, 5.0, preempted=100.0))
+    monkeypatch.setattr(cf, "_solve_da_of", clock.charge(cf._solve_da_of, 1.0))
     g = np.ones(30)
-    assert dec._lean_solve(both, g) == pytest.approx((5 + 1 - 4) / (5 + 1))  # the forward's time comes off
-    assert dec._lean_solve(b_only, g) == pytest.approx((5 - 4) / 5)
+    assert cf._lean_solve(both, g) == pytest.approx((5 + 1 - 4) / (5 + 1))  # the forward's time comes off
+    assert cf._lean_solve(b_only, g) == pytest.approx((5 - 4) / 5)
     # many right-hand sides, or a triangular a: whole, and nothing to time
     reads = clock.reads
     many = (dec._pb_solve, both[1], np.ones((30, 2)), a, np.ones((30, 2)))
     triangular = (dec._pb_solve, both[1], both[2], np.tril(a), y)
-    assert dec._lean_solve(many, np.ones((30, 2))) == 1.0 and dec._lean_solve(triangular, g) == 1.0
+    assert cf._lean_solve(many, np.ones((30, 2))) == 1.0 and cf._lean_solve(triangular, g) == 1.0
     assert clock.reads == reads
 
 
@@ -312,16 +328,16 @@ def test_a_cholesky_nodes_share_is_the_closed_forms_time_at_its_fastest_over_the
     rng = np.random.default_rng(6)
     A = rng.standard_normal((20, 20))
     K = A @ A.T + 20 * np.eye(20)
-    [node] = [n for n in recorded(lambda k: np.sum(np.linalg.cholesky(k)), 0, [K]) if dec._is_cholesky(n)]
+    [node] = [n for n in recorded(lambda k: np.sum(np.linalg.cholesky(k)), 0, [K]) if cf._is_cholesky(n)]
     clock = Clock()
-    blas, lapack = dec.scipy_linalg()
+    blas, lapack = cf.scipy_linalg()
     potri = clock.charge(lapack.get_lapack_funcs("potri", (node[3],)), 2.0, preempted=100.0)
     fake = SimpleNamespace(get_lapack_funcs=lambda name, arrays: potri)
-    monkeypatch.setattr(dec, "_perf", clock)
-    monkeypatch.setattr(dec, "scipy_linalg", lambda: (blas, fake))
-    assert dec._lean_cholesky(node, 5.0) == pytest.approx(2.0 / 5.0)
-    assert dec._lean_cholesky(node, 1.0) == 1.0  # never more than the pullback
-    assert dec._lean_cholesky(node, None) == 1.0 and dec._lean_cholesky(node, 0.0) == 1.0  # not known
+    monkeypatch.setattr(cf, "_perf", clock)
+    monkeypatch.setattr(cf, "scipy_linalg", lambda: (blas, fake))
+    assert cf._lean_cholesky(node, 5.0) == pytest.approx(2.0 / 5.0)
+    assert cf._lean_cholesky(node, 1.0) == 1.0  # never more than the pullback
+    assert cf._lean_cholesky(node, None) == 1.0 and cf._lean_cholesky(node, 0.0) == 1.0  # not known
 
 
 def test_a_closed_forms_per_call_cost_counts_each_operation_once_and_at_most_a_numpy_call_per_argument():
@@ -412,3 +428,32 @@ def test_an_operations_data_work_is_clipped_at_zero_as_a_whole_not_node_by_node(
     # an operation with real work keeps all of it, shared as its nodes' positive parts
     got = _per_operation(np.array([3.0, 1.0, -1.0, 2.0]), ["a", "a", "a", "b"])
     assert got.tolist() == pytest.approx([2.25, 0.75, 0.0, 2.0])
+
+
+def test_a_lean_forward_leaves_out_the_python_around_the_recorded_operations():
+    # one recorded operation inside a helper that spends ~2000 bytecodes on plain Python: the
+    # forward a rule needs is the operation alone (re-run on its recorded value), far below the
+    # primal as written; a recorded operation whose forward cannot be re-run (indexing) counts too
+    x = np.linspace(0.1, 1.0, 8)
+
+    def busy(v):
+        k = 0
+        for i in range(2000):
+            k += i % 7
+        return np.sin(v) * (k > 0)
+
+    def f(v):
+        return np.sum(busy(v)[1:])
+
+    parts = decompose(vjp(f, 0, 1.0), [x])
+    primal = min(_seconds(lambda: f(x)) for _ in range(5))
+    assert parts.lean_forward_s is not None and 0 < parts.lean_forward_s < primal / 5
+    timed = _timed_run(vjp(f, 0, 1.0), [x], forwards=True)
+    assert len(timed.fwd) == len(timed.ops) == parts.nodes
+    assert any(t is None for t in timed.fwd) and any(t is not None for t in timed.fwd)
+
+
+def _seconds(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0

@@ -18,7 +18,7 @@ from ..units import duration
 from . import explain
 from .config import Thresholds
 from .costs import Cost, aggregate, calibrate, plain_times
-from .options import HAND_WRITE, IMPORT, Span, hand_estimate, in_program, options
+from .options import HAND_WRITE, IMPORT, Span, as_written, hand_estimate, in_program, options
 from .tiers import Pick, UserChoice, best, call_tree, choose_user, nest_consistently, top_down, walk
 
 KEEP_DERIVED = "keep-derived"
@@ -59,6 +59,10 @@ class Suggestion:
     lines: int | None = None  # the source lines a hand-written rule re-implements (its own and callees')
     callees: int | None = None  # the user functions under it without a rule of their own
     recurrence: bool | None = None  # its operations form a recurrence (None: not measured)
+    # a hand-write's saving with its forward as the program wrote it (the exported skeleton's):
+    # the other end of the range saving_s spans when a lean forward is credited (None: no such credit)
+    saving_written_s: float | None = None
+    close_call: str | None = None  # the caller whose own rule was passed over for this one by a close call
 
     @property
     def function(self) -> str:
@@ -145,8 +149,15 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None,
             if alt is not None and sure is None:
                 reasons.insert(1, explain.alternative_to(alt[0]))
             reasons += [explain.alternative(a, p, total) for a, p in _lighter(name, alternatives)]
+            if name in user.close_to:
+                caller = user.close_to[name]
+                reasons.append(explain.close_call(caller, user.passed[caller], total))
+            written = None
+            if pick.option.action == HAND_WRITE and hands[name].vectorised_s > 0:
+                written = min(c.calls * as_written(c, hands[name], progs[name]), pick.gain.point)
             out.append(_suggestion(c, pick.option.action, pick, total, reasons[:1] + lead + reasons[1:] + closed, tier,
-                                   alternative_to=None if alt is None or sure else str(alt[0])))
+                                   alternative_to=None if alt is None or sure else str(alt[0]), written=written,
+                                   close_call=str(user.close_to[name]) if name in user.close_to else None))
             continue
         reasons = _kept(c, name, opts[name], user, unsure, tier, total, th)
         out.append(_suggestion(c, KEEP_DERIVED, unsure, total, reasons[:1] + lead + reasons[1:] + closed, tier,
@@ -176,7 +187,7 @@ def _chosen(c: Cost, pick, total, credited, prog, hand, programs, n_profiles) ->
                    f"of one's gradient time ({command}): a library rule serves them all"]
     else:
         reasons = explain.verdict(opt, pick.gain, total, credited)
-    reasons += explain.rule_line(c, opt, _rule_s(c, opt), hand)
+    reasons += explain.rule_line(c, opt, _rule_s(c, opt), hand, pick.gain, total, prog)
     reasons += explain.program_line(c, opt, prog)
     if pick.gain.point >= total * (1 - 1e-9):
         reasons.append("its estimate came to the whole gradient time or more (replays timed at other moments than "
@@ -188,7 +199,7 @@ def _kept(c, name, opts, user: UserChoice, unsure, tier, total, th) -> list[str]
     if name in user.covered:
         return [explain.covered(user.covered[name])]
     if name in user.passed:
-        return [explain.passed(user.passed[name], total, th.nest_share)]
+        return [explain.passed(user.passed[name], total, th.nest_share, user.close.get(name))]
     if unsure is not None:
         return [explain.uncertain(unsure.option, unsure.gain, total)]
     if not opts:
@@ -298,7 +309,8 @@ def _library_per_program(profiles: list[Profile], th: Thresholds) -> dict:
 
 
 def _suggestion(c: Cost, action: str, pick, total: float, reasons: list, tier: str, uncertain: bool = False,
-                alternative_to: str | None = None) -> Suggestion:
+                alternative_to: str | None = None, written: float | None = None,
+                close_call: str | None = None) -> Suggestion:
     opt = None if pick is None else pick.option
     taken = action != KEEP_DERIVED
     gain = pick.gain if pick is not None and taken else Span.exact(0.0)
@@ -315,11 +327,12 @@ def _suggestion(c: Cost, action: str, pick, total: float, reasons: list, tier: s
             "primal_s": c.primal_s, "pullback_s": c.pullback_s, "vector_pullback_s": c.vector_pullback_s,
             "work_s": c.work_s, "lean_pullback_s": c.lean_s,
             "machinery_s": c.machinery_s, "nodes": c.nodes, "operations": c.operations, "chain": c.chain,
-            "lines": c.lines},
+            "lines": c.lines, "lean_forward_s": c.hand_forward_s},
         saving_low_s=gain.low, saving_high_s=gain.high,
         burden_share=None if opt is None else opt.burden_s / total if total else None,
         uncertain=uncertain, alternative_to=alternative_to,
         lines=None if opt is None or opt.action != HAND_WRITE else opt.lines,
         callees=None if opt is None or opt.action != HAND_WRITE else opt.callees,
         recurrence=c.recurrent if c.chain is not None else None,
+        saving_written_s=written, close_call=close_call,
     )

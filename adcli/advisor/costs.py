@@ -36,6 +36,7 @@ class Cost:
     work_s: float | None = None  # the pullbacks' NumPy work alone (profiler.decompose)
     lean_pullback_s: float | None = None  # the part of vector_pullback_s a closed-form pullback needs
     closed_fixed_s: float | None = None  # the per-call cost a closed-form pullback pays besides that
+    lean_forward_s: float | None = None  # the recorded operations alone, re-run (profiler.decompose)
     floor_pullback_s: float | None = None  # a minimal rule's pullback alone: a share of its floors
     nodes: int | None = None
     operations: int | None = None
@@ -49,6 +50,7 @@ class Cost:
     program_import_s: float | None = None
     program_floor_s: float | None = None
     program_alone_s: float | None = None  # per call, its own gradient in those rounds (calls-weighted mean)
+    program_primal_s: float | None = None  # per call, the minimal rule's primal in those rounds (the same)
     # what the import / a minimal rule saves per run there: median and 90% interval of the
     # paired rounds (Replay.*_gap_*), summed over the profiles like program_s
     import_gap_s: float | None = None
@@ -131,6 +133,28 @@ class Cost:
         if not work or not self.primal_s or self.recurrent:  # a recurrence's steps stay one call each
             return 0.0
         return self.primal_s * min(max(1.0 - self.vector_pullback_s / work, 0.0), 1.0) * self.repeated
+
+    @property
+    def hand_forward_s(self) -> float | None:
+        """What a hand-written rule's forward pass costs per call: the operations its tape
+        recorded, each re-run alone on its recorded values (their data work, and NumPy's per-call
+        cost once per distinct operation, per node in a recurrence), never more than the primal
+        as the program wrote it. The program's primal also pays for the Python around those
+        operations (helper calls, SciPy's argument checks, lists built and joined), which an
+        expert's forward leaves out: the corpus's rules for rnn, lstm and hmm_em run whole
+        gradients in less than the primal (docs/advisor.md § The corpus). In profiles from before
+        it was measured: the primal less its vectorisable share, as before."""
+        if self.primal_s is None:
+            return None
+        if not self.decomposed or self.lean_forward_s is None:
+            return self.primal_s - self.scalar_primal
+        return min(self.primal_s, self.lean_forward_s)
+
+    @property
+    def forward_saving_s(self) -> float:
+        """What a lean forward saves on the primal as written (``primal_s - hand_forward_s``)."""
+        lean = self.hand_forward_s
+        return 0.0 if lean is None else max(self.primal_s - lean, 0.0)
 
     @property
     def live_s(self) -> float | None:
@@ -225,7 +249,8 @@ def aggregate(profiles: list[Profile]) -> tuple[dict, float]:
                     setattr(c, attr, (old * c._weight + value * w) / (c._weight + w))
                 # the pullbacks' NumPy work and the own gradient in the program's rounds: weighted
                 # means like the rest, None once a profile lacks them
-                for attr in ("work_s", "lean_pullback_s", "closed_fixed_s", "floor_pullback_s", "program_alone_s"):
+                for attr in ("work_s", "lean_pullback_s", "closed_fixed_s", "lean_forward_s", "floor_pullback_s",
+                             "program_alone_s", "program_primal_s"):
                     value, old = getattr(r, attr), getattr(c, attr)
                     setattr(c, attr, None if value is None or (c.measured and old is None) else (
                         ((old or 0.0) * c._weight + value * w) / (c._weight + w)))

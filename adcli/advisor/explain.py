@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..units import duration, human_bytes
 from .costs import Cost
-from .options import HAND_WRITE, REPLAY_OVERSTATES, VECTORISED_SHARE, Closed, InProgram, Option, Span
+from .options import HAND_WRITE, REPLAY_OVERSTATES, VECTORISED_SHARE, Closed, InProgram, Option, Span, as_written
 
 
 def share(x: float, total: float) -> str:
@@ -58,25 +58,33 @@ def parts(c: Cost) -> str | None:
             f"({c.nodes} nodes) + machinery {duration(max(D - (P + B) * k, 0.0))}")
 
 
-def rule_line(c: Cost, opt: Option, rule_s: float, hand) -> list[str]:
-    """What the rule costs per call (the table's number) and what it is made of."""
+def rule_line(c: Cost, opt: Option, rule_s: float, hand, gain: Span | None = None, total: float = 0.0,
+              prog: InProgram | None = None) -> list[str]:
+    """What the rule costs per call (the table's number) and what it is made of; for a
+    hand-written rule whose lean forward leaves out much of the primal, what it saves with the
+    forward as written (the range no estimate narrows: it depends on how the rule is written)."""
     if opt.action != HAND_WRITE:
         return [f"rule {duration(rule_s)} per call, measured: {opt.rule} agrees with the derived gradient"]
     out = []
-    if c.primal_s is not None and rule_s <= c.primal_s * (1 + 1e-9):
-        out.append(f"rule {duration(rule_s)} per call, estimated: its primal, the least a rule for it costs "
-                   "(it still computes it)")
+    lean = c.hand_forward_s
+    if lean is not None and rule_s <= lean * (1 + 1e-9):
+        out.append(f"rule {duration(rule_s)} per call, estimated: its forward's operations, the least a rule "
+                   "for it costs")
     elif c.decomposed:
-        work = hand.pullback_s - hand.vectorised_s
-        out.append(f"rule {duration(rule_s)} per call, estimated = {duration(max(rule_s - work, 0.0))} serving the "
-                   f"primal + {duration(work)} of pullback work")
+        work = hand.pullback_s
+        out.append(f"rule {duration(rule_s)} per call, estimated = {duration(max(rule_s - work, 0.0))} forward "
+                   f"and call + {duration(min(work, rule_s))} of pullback work")
     else:
         out.append(f"rule {duration(rule_s)} per call, estimated ({hand.basis})")
     if c.recurrent:
         out.append(f"a recurrence (each step needs the last; critical path {c.chain} of {c.nodes} nodes): "
                    "a call per step")
-    elif c.decomposed and hand.vectorised_s > VECTORISED_SHARE * max(rule_s, 1e-12):
-        out.append(f"a map: a vectorised forward saves {duration(hand.vectorised_s)} more (rewrite the exported one)")
+    if c.decomposed and hand.vectorised_s > VECTORISED_SHARE * max(rule_s, 1e-12):
+        out.append(f"a lean forward: {duration(lean)} against the primal's {duration(c.primal_s)} as written "
+                   "(its operations alone)")
+        if gain is not None and total:
+            written = min(c.calls * as_written(c, hand, prog), gain.point)
+            out.append(f"with the forward as written (the exported skeleton's): saves {share(written, total)}")
     if hand.capped:
         out.append("the estimate came above the derived cost it replaces: held to it")
     return out
@@ -168,9 +176,16 @@ def covered(caller) -> str:
     return f"the rule suggested for its caller covers it ({caller})"
 
 
-def passed(pick, total: float, nest_share: float) -> str:
+def passed(pick, total: float, nest_share: float, close: float | None = None) -> str:
+    if close is not None:
+        return (f"its own rule would save {share(pick.gain.point, total)}, the rules inside it {int(close * 100)}% of that: "
+                f"a close call (within noise of the {nest_share:.0%} that decides); smaller rules chosen")
     return (f"its own rule would save {share(pick.gain.point, total)}, the rules inside it {nest_share:.0%}+ of that: "
             "smaller rules are the lighter burden")
+
+
+def close_call(caller, pick, total: float) -> str:
+    return f"a close call against its caller's rule, which would save {share(pick.gain.point, total)}: {caller}"
 
 
 def alternative(name, pick, total: float) -> str:

@@ -78,7 +78,7 @@ class HandEstimate:
     floor_measured: bool = False  # the floor was measured with a minimal rule
     zeros_s: float = 0.0  # of the floor: the minimal rule's pullback making zero gradients
     pullback_s: float = 0.0  # the pullback work a closed form does
-    vectorised_s: float = 0.0  # the primal's per-operation cost a map's forward can vectorise
+    vectorised_s: float = 0.0  # what a lean forward saves on the primal as written (Cost.forward_saving_s)
     basis: str | None = None  # without a decomposition: how the factor over the primal was found
     capped: bool = False  # the estimate came above the derived cost and was held to it
 
@@ -99,10 +99,12 @@ class Option:
 
     def per_call(self, c: Cost) -> Span:
         """What the rule saves per call of ``c``, in the advisor's seconds: never more than the
-        derived cost less the primal, which any rule still computes."""
+        derived cost less the forward the rule still computes (an import: the primal it calls; a
+        hand-written rule: the lean forward, ``Cost.hand_forward_s``)."""
         s = self.saves if self.saves is not None else Span.exact((c.derived_s - self.cost_s) * c.scale)
-        if c.primal_s is not None and c.derived_s is not None:
-            s = s.capped(max(c.derived_s - c.primal_s, 0.0) * c.scale)
+        least = c.hand_forward_s if self.action == HAND_WRITE else c.primal_s
+        if least is not None and c.derived_s is not None:
+            s = s.capped(max(c.derived_s - least, 0.0) * c.scale)
         return s
 
 
@@ -123,6 +125,8 @@ class InProgram:
     import_saves: Span | None
     hand_saves: Span | None
     extra_s: float = 0.0  # the pullback work a real rule adds to the minimal rule's floor
+    forward_s: float = 0.0  # what a lean forward saves there on the primal as written (forward_saving_there)
+    floor_saves: Span | None = None  # what the minimal rule saved there
 
 
 def in_program(c: Cost) -> InProgram | None:
@@ -138,14 +142,40 @@ def in_program(c: Cost) -> InProgram | None:
         imp = Span(c.import_gap_s, c.import_gap_lo_s, c.import_gap_hi_s).times(k)
     elif c.program_import_s is not None:
         imp = Span.exact((c.program_s - c.program_import_s) * k)
-    extra = 0.0
+    extra = forward = 0.0
     if c.program_floor_s is not None and c.decomposed:
-        extra = (c.hand_pullback - c.scalar_primal - c.zeros_s) * c.tempo
+        forward = forward_saving_there(c)
+        extra = (c.hand_pullback - c.zeros_s) * c.tempo - forward
         floor = (Span(c.floor_gap_s, c.floor_gap_lo_s, c.floor_gap_hi_s).times(k) if c.floor_gap_s is not None
                  else Span.exact((c.program_s - c.program_floor_s) * k))
         # a rule costs at least nothing: what it leaves is max(derived - floor saving + extra, 0)
         hand = floor.map(lambda f: derived - max(derived - f + extra, 0.0))
-    return InProgram(derived, imp, hand, extra)
+    return InProgram(derived, imp, hand, extra, forward, None if hand is None else floor)
+
+
+def as_written(c: Cost, hand: HandEstimate, prog: InProgram | None) -> float:
+    """What a hand-written rule saves per call (the advisor's seconds) with its forward as the
+    program wrote it (the exported skeleton's): the estimate without the lean forward's credit,
+    held below the derived cost less the primal. The other end of the range a hand-write's
+    saving spans, which depends on how its forward is written."""
+    cap = max(c.derived_s - c.primal_s, 0.0) * c.scale if c.primal_s is not None else float("inf")
+    if prog is not None and prog.floor_saves is not None:
+        d = prog.derived_s
+        return min(d - max(d - prog.floor_saves.point + prog.extra_s + prog.forward_s, 0.0), cap)
+    if hand.cost_s is None:
+        return 0.0
+    return min((c.derived_s - min(hand.cost_s + hand.vectorised_s, c.derived_s)) * c.scale, cap)
+
+
+def forward_saving_there(c: Cost) -> float:
+    """What a lean forward saves per call on the minimal rule's primal in the program's rounds
+    (the advisor's seconds): the primal as it ran there (inside a gradient: its helpers'
+    dispatch points and SciPy's checks for traced arguments run too, which rnn's primal 1.5-2x
+    its replay) less the recorded operations alone at the program's pace; from the replay's
+    primal in profiles from before it was timed there."""
+    if c.program_primal_s is None or c.lean_forward_s is None or not c.decomposed:
+        return c.forward_saving_s * c.tempo
+    return max(c.program_primal_s * c.program_scale - c.hand_forward_s * c.tempo, 0.0)
 
 
 def hand_estimate(c: Cost, factor: float, basis: str) -> HandEstimate:
@@ -153,9 +183,9 @@ def hand_estimate(c: Cost, factor: float, basis: str) -> HandEstimate:
     P = c.primal_s
     if c.decomposed:
         floor = max(c.direct_floor_s - c.zeros_s, P) if c.direct_floor_s else P + c.rule_call_s
-        scalar = c.scalar_primal
-        est = HandEstimate(max(floor + c.hand_pullback - scalar, 0.0), floor, bool(c.direct_floor_s), c.zeros_s,
-                           c.hand_pullback, scalar)
+        lean = c.forward_saving_s  # the Python around the primal's operations, which a rule's forward leaves out
+        est = HandEstimate(max(floor + c.hand_pullback - lean, 0.0), floor, bool(c.direct_floor_s), c.zeros_s,
+                           c.hand_pullback, lean)
     elif P and c.direct_floor_s:
         # a profile without the decomposition: the floor of serving any rule plus the rest of its
         # work scaled from the primal, with the factor calibrated on the measured imports

@@ -19,6 +19,12 @@ from ..engine.signature import Signature
 from .costs import Cost
 from .options import Option, Span
 
+# How far below nest_share the rules inside a caller may save and still win over it: a caller's
+# saving and its callees' are measured apart (their own replays and what-ifs), and over four
+# profiles of one MLP the callee's came to 0.77-0.86 of its caller's. Within this margin the pick
+# is the smaller rules, reported as a close call, so that the noise of one profile cannot flip it.
+NEST_NOISE = 0.1
+
 # A rounding guard for comparisons of sums that are equal on paper (a pick's net and its own
 # high end when nothing bounds it).
 _EPS = 1e-12
@@ -58,6 +64,8 @@ class CallNode:
     inside: float = 0.0  # what the library rules inside it save per run (credited to it)
     best: float = 0.0  # the best net saving of user-tier rules in its subtree
     best_high: float = 0.0  # the same at the high ends of the intervals
+    best_gain: float = 0.0  # what those rules save (before their burdens)
+    close: float | None = None  # the rules inside won with this share of its own saving, below nest_share
 
 
 def call_tree(profiles) -> CallNode:
@@ -120,22 +128,32 @@ def choose_user(tree: CallNode, costs: dict, options: dict, per_call: dict, nest
                 total: float) -> list[CallNode]:
     """Bottom-up over ``tree``: each node's ``best`` (the best net saving of user-tier rules in
     its subtree) and ``inside`` (the library saving inside it); a node's own rule wins
-    (``pick``) unless the rules inside it save at least ``nest_share`` of its own, or more:
-    smaller rules are the lighter burden. A caller wins only when its net saving clears what the
-    rules inside could save at the high end of their intervals. Returns the walk (pre-order)."""
+    (``pick``) unless the rules inside it save at least ``nest_share`` less ``NEST_NOISE`` of what
+    its own saves, or more net: smaller rules are the lighter burden. Savings themselves are
+    compared, before burdens: a caller and the function it wraps save nearly the same, and the
+    ratio of their savings less burdens of ~20% each swung across the threshold from one profile to
+    the next. Where the rules inside win by less than ``nest_share`` (``close``), the choice is
+    within the noise of two what-ifs measured apart, and the advice says so. A caller wins only
+    when its net saving clears what the rules inside could save at the high end of their
+    intervals. Returns the walk (pre-order)."""
     order = walk(tree)
     for node in reversed(order):  # callees before their callers
-        below = below_high = inside = 0.0
+        below = below_high = below_gain = inside = 0.0
         for child in node.children.values():
             below, below_high, inside = below + child.best, below_high + child.best_high, inside + child.inside
+            below_gain += child.best_gain
         node.inside = inside
-        node.best, node.best_high = below, below_high
+        node.best, node.best_high, node.best_gain = below, below_high, below_gain
         c = costs.get(node.signature)
         if c is not None and c.kind != "numpy" and node.signature in options:
             own, _ = best(c, options[node.signature], node.calls, inside, total)
-            if own is not None and own.net >= below and below < nest_share * own.net and own.net_low >= below_high - _EPS:
-                node.pick = own
-                node.best, node.best_high = own.net, own.net_high
+            share = below_gain / own.gain.point if own is not None and own.gain.point > 0 else 0.0
+            if own is not None and own.net >= below and own.net_low >= below_high - _EPS:
+                if below_gain <= 0 or share < nest_share - NEST_NOISE:
+                    node.pick = own
+                    node.best, node.best_high, node.best_gain = own.net, own.net_high, own.gain.point
+                elif share < nest_share:
+                    node.close = share  # the rules inside won within noise of nest_share: said so
         if node.signature in per_call:  # its own library rule: credited to its callers, not to it
             node.inside += node.calls * per_call[node.signature]
     return order
@@ -149,6 +167,8 @@ class UserChoice:
     chosen: dict = field(default_factory=dict)  # Signature -> Pick (calls and gains summed)
     covered: dict = field(default_factory=dict)  # Signature -> the chosen caller's Signature
     passed: dict = field(default_factory=dict)  # Signature -> Pick it would have had
+    close: dict = field(default_factory=dict)  # Signature passed over -> the rules inside's share (a close call)
+    close_to: dict = field(default_factory=dict)  # Signature chosen -> its caller passed over by a close call
     inside: dict = field(default_factory=dict)  # Signature -> library saving inside its nodes
 
 
@@ -176,7 +196,23 @@ def top_down(tree: CallNode, costs: dict, options: dict, total: float) -> UserCh
                 own, _ = best(c, options[name], node.calls, inside, total)
                 if own is not None:
                     out.passed.setdefault(name, own)
+                    if node.close is not None:
+                        out.close.setdefault(name, node.close)
+                        for k in _picked_under(node):
+                            out.close_to.setdefault(k, name)
             stack.extend((k, None) for k in node.children.values())
+    return out
+
+
+def _picked_under(node: CallNode) -> list:
+    """The signatures of the nodes under ``node`` whose own rule won (the topmost on each path)."""
+    out, stack = [], list(node.children.values())
+    while stack:
+        n = stack.pop()
+        if n.pick is not None:
+            out.append(n.signature)
+        else:
+            stack.extend(n.children.values())
     return out
 
 

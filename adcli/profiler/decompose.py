@@ -48,12 +48,12 @@ from ..engine import hooks
 from ..engine.core import BINARY_KINDS, Primitive, binary_parents, pb_general, pb_joint, pb_unary
 from ..engine.grad import vjp
 from ..engine.hooks import Session
-from ..engine.rules_linalg import CHOLESKY, _pb_solve, _solve_da_of, _solve_gb, solve
+from ..engine.rules_linalg import _pb_solve
 from ..engine.sums import unbroadcast
 from ..engine.tape import node_parents
-from ..engine.triangular import scipy_linalg, triangle
 from ..measure import stable_median
 from .chains import carried, recurrent
+from .closed_forms import _GENERALISED, _LEAN_REDUCTIONS, _is_cholesky, _lean_cholesky, _lean_solve
 
 _perf = time.perf_counter
 
@@ -72,6 +72,11 @@ class _Timed(Session):
         self.kinds: set = set()
         self.ops: list = []  # each node's ((kind, output shape), differentiated arguments)
         self.chain = 0  # the longest run of nodes each computed from the last (see _Timed.backward)
+        # each node's forward operation re-run on its recorded values (``forwards``): the seconds,
+        # and its cost on one-element values (None: a node whose forward cannot be re-run)
+        self.forwards: bool = False
+        self.fwd: list = []
+        self.fwd_fixed: list = []
         self._tiny: dict = {}
         self._tiny_fwd: dict = {}
 
@@ -105,6 +110,8 @@ class _Timed(Session):
                 w = min(w, _work(node, g))
             fixed = None if w is None else self._fixed(node, g)
             self.fixed.append(fixed)
+            if self.forwards:
+                self._forward(node, g)
             self.lean.append(_lean_solve(node, g) if node[0] is _pb_solve else _lean_cholesky(node, w)
                              if _is_cholesky(node) else 1.0 if w is None else self._lean(node, g, w))
             t0 = _perf()
@@ -131,6 +138,26 @@ class _Timed(Session):
                 self._tiny[key] = None
         return self._tiny[key]
 
+    def _forward(self, node, g) -> None:
+        """Time the node's forward operation alone on the values it was recorded with (the
+        faster of two runs), and the same operation on one-element values (once per operation
+        and ranks): what a hand-written forward pays for it, without the Python around it."""
+        fwd = _rerun(node)
+        t = fixed = None
+        if fwd is not None:
+            key = (_kind(node), _ranks(node, g))
+            try:
+                with np.errstate(all="ignore"):
+                    t = min(_timed_forward(fwd) for _ in range(2))
+                    if key not in self._tiny_fwd:
+                        tiny = _shrunk(node, g)
+                        self._tiny_fwd[key] = min(_timed_forward(_rerun(tiny[0])) for _ in range(3))
+                    fixed = self._tiny_fwd[key]
+            except Exception:  # noqa: BLE001 - values the forward no longer takes (mutated since)
+                t = fixed = None
+        self.fwd.append(t)
+        self.fwd_fixed.append(fixed)
+
     def _lean(self, node, g, work: float) -> float:
         """The share of an elementwise or memory-bound reduction node's VJP data work that its
         forward's data work per differentiated argument covers (1.0 for other nodes): both
@@ -153,79 +180,6 @@ class _Timed(Session):
         return min(max(forward, 0.0) * _differentiated(node) / vjps, 1.0)
 
 
-def _lean_solve(node, g) -> float:
-    """The share of a ``np.linalg.solve(a, b)`` node's pullback a rule that keeps the forward's
-    factorization still does, for one right-hand side b: the pullback solves with a's transpose,
-    which factorizes a again (LU, O(n^3)) before its O(n^2) triangular solves and outer product;
-    a hand-written rule reuses the forward's factor (lu_factor, cho_factor, or the triangular
-    factor it solved with), so the forward's time, nearly all factorization, comes off. 1.0 for
-    several right-hand sides (their triangular solves are work too), for a triangular a (the
-    pullback's solve is already a triangular one, ``triangular.triangle``) and when not
-    measurable."""
-    _, parents, ans, a, b = node
-    if np.ndim(b) != 1 or type(a) is not np.ndarray or triangle(a) is not None:
-        return 1.0
-    def pull():
-        gb = _solve_gb(g, a, b)
-        if any(argnum == 0 for argnum, _ in parents):
-            _solve_da_of(gb, ans, a, b)
-
-    try:  # each the fastest of three runs: a run a busy machine preempted is not the call's cost
-        pullback, forward = _fastest(pull), _fastest(lambda: solve(a, b))
-    except Exception:  # noqa: BLE001 - values no longer solvable (mutated since): not known
-        return 1.0
-    return min(max(pullback - forward, 0.0) / pullback, 1.0) if pullback > 0 else 1.0
-
-
-def _is_cholesky(node) -> bool:
-    return node[0] is pb_general and node[1] is CHOLESKY
-
-
-def _lean_cholesky(node, work: float | None) -> float:
-    """The share of a ``np.linalg.cholesky(a)`` node's pullback a closed form needs. The generic
-    pullback takes L^T G (BLAS's trmm) and the congruence L^-T Q L^-1 (LAPACK's sygst): about two
-    n^3 flops, the result on one triangle; above 96 rows by halves, about two thirds of n^3
-    (engine.triangular.congruence). A scalar objective that reaches a only through
-    its factor's solves and log-determinant (a Gaussian likelihood, a Gaussian process's marginal
-    likelihood: the uses of a Cholesky factor) has a closed form in K^-1, which LAPACK's potri
-    computes from the forward's factor in two thirds of n^3 flops (scipy.linalg.lapack, as a GP
-    rule is written: GPy's and scikit-learn's take K^-1 or K^-1 y from the factor). So that is what
-    counts: potri and the copy of its triangle onto the other, timed here, over the pullback's own
-    time (``work``). A function using its factor's entries otherwise is credited with more than a
-    rule saves there; the gp workloads' predictions were 0.7x their measured savings before it."""
-    _, _, _, L, _, kwargs = node
-    if work is None or work <= 0 or type(L) is not np.ndarray or L.ndim != 2 or L.dtype.kind != "f":
-        return 1.0
-    try:
-        potri = scipy_linalg()[1].get_lapack_funcs("potri", (L,))
-        lower = not kwargs.get("upper")
-        out: list = []
-
-        def closed_form():
-            half, info = potri(L, lower=lower)  # K^-1's triangle, from the factor
-            out[:] = [half + (np.tril(half, -1) if lower else np.triu(half, 1)).T, info]
-
-        closed = _fastest(closed_form)  # the fastest of three, as ``work`` is the faster of two
-        inverse, info = out
-    except Exception:  # noqa: BLE001 - values no longer factorable (mutated since): not known
-        return 1.0
-    if info != 0 or not np.all(np.isfinite(inverse)):
-        return 1.0
-    return min(max(closed, 0.0) / work, 1.0)
-
-
-# Reductions whose forward and reverse are each a pass over the data: a closed-form pullback of
-# them costs about what their forward costs (product and sorting-based ones are not in it).
-_LEAN_REDUCTIONS = frozenset({"numpy.add.reduce", "numpy.mean", "numpy.var", "numpy.maximum.reduce",
-                              "numpy.minimum.reduce"})
-
-
-# ufuncs that are not elementwise (matmul and the other generalised ufuncs): their reverse is
-# products any rule must compute
-_GENERALISED = frozenset(f"numpy.{name}" for name in dir(np)
-                         if isinstance(getattr(np, name), np.ufunc) and getattr(np, name).signature)
-
-
 def _forward(node):
     """(the primitive's forward, its values, its keywords) for an elementwise or lean reduction
     node, else None."""
@@ -239,14 +193,17 @@ def _forward(node):
     return None
 
 
-def _fastest(fn, runs: int = 3) -> float:
-    """Seconds of the fastest of ``runs`` calls of ``fn()``: a busy machine only ever adds time."""
-    best = float("inf")
-    for _ in range(runs):
-        t0 = _perf()
-        fn()
-        best = min(best, _perf() - t0)
-    return best
+def _rerun(node):
+    """(the primitive's forward, its values, its keywords) for any node a primitive recorded
+    (with a profiler's session installed, its nodes keep every value: engine.core), else None."""
+    kind = node[0]
+    if kind is pb_unary:
+        return node[1].fwd, (node[4],), {}
+    if kind in BINARY_KINDS:
+        return node[1].fwd, (node[4], node[5]), {}
+    if kind is pb_general and isinstance(node[1], Primitive):
+        return node[1].fwd, node[4], node[5]
+    return None
 
 
 def _timed_forward(fwd) -> float:
@@ -332,8 +289,9 @@ def _kind(node):
     return (node[0], node[1]) if len(node) > 1 and isinstance(node[1], Primitive) else node[0]
 
 
-def _timed_run(grad, args) -> _Timed:
+def _timed_run(grad, args, forwards: bool = False) -> _Timed:
     timed = _Timed()
+    timed.forwards = forwards
     previous = hooks.current()
     hooks.install(timed)
     try:
@@ -355,6 +313,14 @@ class Calibration:
     rule_call_s: float  # what the engine adds to a call served by one rule: one node, one vjp
     small_work_s: float = 0.0  # a VJP expression's time on one-element values: NumPy's per-call cost
     call_s: float = 0.0  # one NumPy ufunc call on one-element arrays (a closed form's per-operation cost)
+    # one Python float operation: a closed form's per-operation cost on scalars (a scalar
+    # recurrence's rule computes in floats, not NumPy calls: rk4 on a 2-state system, 400 products
+    # in a chain); None: as call_s
+    scalar_s: float | None = None
+
+    def per_operation(self, shape) -> float:
+        """What a closed form pays per operation with an output of ``shape``."""
+        return self.scalar_s if shape == () and self.scalar_s is not None else self.call_s
 
 
 @lru_cache(maxsize=1)
@@ -378,7 +344,9 @@ def calibration() -> Calibration:
     plain, _ = stable_median(lambda: np.negative(x), 0.05)
     y = np.array([1.5])
     call, _ = stable_median(lambda: np.multiply(x, y), 0.05)
-    return Calibration(timer, max(small, 0.0), max(served - plain, 0.0), max(small_work, 0.0), call)
+    a, b = 0.5, 1.5
+    scalar, _ = stable_median(lambda: a * b, 0.05)
+    return Calibration(timer, max(small, 0.0), max(served - plain, 0.0), max(small_work, 0.0), call, scalar)
 
 
 @dataclass
@@ -391,6 +359,7 @@ class Decomposition:
     work_s: float | None = None  # the pullbacks' NumPy work alone (their VJP expressions)
     lean_pullback_s: float | None = None  # the part of vector_pullback_s a closed-form pullback needs
     closed_fixed_s: float | None = None  # the per-call cost a closed-form pullback pays besides that
+    lean_forward_s: float | None = None  # a hand-written forward: the recorded operations alone (_lean_forward)
 
 
 def decompose(grad, args, runs: int = 3, derived_s: float | None = None) -> Decomposition:
@@ -403,11 +372,11 @@ def decompose(grad, args, runs: int = 3, derived_s: float | None = None) -> Deco
     others') would otherwise make the pullbacks a larger share of the derived time than they are."""
     cal = calibration()
     plain, timed = [], []
-    for _ in range(runs):
+    for k in range(runs):
         t0 = _perf()
         grad(*args)
         plain.append(_perf() - t0)
-        timed.append(_timed_run(grad, args))
+        timed.append(_timed_run(grad, args, forwards=k == 0))  # the forwards re-run once
     best = min(timed, key=lambda t: sum(t.times))
     pace = 1.0 if not derived_s else min(max(derived_s / max(min(plain), 1e-12), 0.5), 2.0)
     times = np.maximum(np.asarray(best.times, dtype=float) - cal.timer_s, 0.0)
@@ -421,11 +390,34 @@ def decompose(grad, args, runs: int = 3, derived_s: float | None = None) -> Deco
     serial = recurrent(len(best.times), len(best.kinds), best.chain)
     for k, ((op, differentiated), f) in enumerate(zip(best.ops, fixed)):
         key = k if serial else op
-        closed[key] = min(closed.get(key, f), f, differentiated * cal.call_s)
+        closed[key] = min(closed.get(key, f), f, differentiated * cal.per_operation(op[1]))
+    forward = _lean_forward(timed[0], vector if len(timed[0].fwd) == len(vector) else None, serial, cal)
     return Decomposition(pullback_s=float(times.sum()) * pace, vector_pullback_s=float(vector.sum()) * pace,
                          nodes=len(best.times), operations=len(best.kinds), chain=best.chain, work_s=float(work.sum()) * pace,
                          lean_pullback_s=float((vector * np.asarray(best.lean, dtype=float)).sum()) * pace,
-                         closed_fixed_s=float(sum(closed.values())) * pace)
+                         closed_fixed_s=float(sum(closed.values())) * pace,
+                         lean_forward_s=None if forward is None else forward * pace)
+
+
+def _lean_forward(run: _Timed, vector: np.ndarray | None, serial: bool, cal: Calibration) -> float | None:
+    """A hand-written forward's cost: each recorded operation's NumPy work alone, re-run on its
+    recorded values (``_Timed._forward``): the data work above its cost on one-element values,
+    and that per-call cost once per distinct operation (a vectorised forward does not repeat a
+    loop's per tape node), in a recurrence once per node (each step needs the last). A node whose
+    forward cannot be re-run (indexing, mutation, a rule's own node) counts one NumPy call and
+    its pullback's data work (``vector``: the reverse of an indexing or a copy moves as much data).
+    None when the forwards were not timed."""
+    if not run.fwd or len(run.fwd) != len(run.ops):
+        return None
+    fixed = np.asarray([cal.call_s if f is None else max(f - cal.timer_s, 0.0) for f in run.fwd_fixed], dtype=float)
+    excess = np.asarray([(0.0 if vector is None else vector[k]) if t is None else (t - cal.timer_s) - fixed[k]
+                         for k, t in enumerate(run.fwd)], dtype=float)
+    data = _per_operation(excess, [op for op, _ in run.ops])
+    calls: dict = {}
+    for k, ((op, _), f) in enumerate(zip(run.ops, fixed)):
+        key = k if serial else op
+        calls[key] = min(calls.get(key, f), f, cal.per_operation(op[1]))
+    return float(data.sum()) + float(sum(calls.values()))
 
 
 def _per_operation(excess: np.ndarray, ops: list) -> np.ndarray:

@@ -36,16 +36,17 @@ class ImportTrial:
 DECOMPOSITION = {"pullback_s": float, "vector_pullback_s": float, "nodes": int, "operations": int, "chain": int,
                  "lines": int,
                  "rule_call_s": float, "work_s": float, "lean_pullback_s": float, "closed_fixed_s": float,
-                 "floor_pullback_s": float,
+                 "lean_forward_s": float, "floor_pullback_s": float,
                  # in the program (replay.in_program): seconds per run of the gradients that call it
                  "program_s": float, "program_import_s": float, "program_floor_s": float,
-                 "program_alone_s": float,
+                 "program_alone_s": float, "program_primal_s": float,
                  # what a rule saves per run in the program: the paired rounds' median and 90% interval
                  "import_gap_s": Signed, "import_gap_lo_s": Signed, "import_gap_hi_s": Signed,
                  "floor_gap_s": Signed, "floor_gap_lo_s": Signed, "floor_gap_hi_s": Signed}
 
 
-PROGRAM = ("program_s", "program_import_s", "program_floor_s", "program_alone_s", "import_gap_s", "import_gap_lo_s",
+PROGRAM = ("program_s", "program_import_s", "program_floor_s", "program_alone_s", "program_primal_s", "import_gap_s",
+           "import_gap_lo_s",
            "import_gap_hi_s", "floor_gap_s", "floor_gap_lo_s", "floor_gap_hi_s")
 
 
@@ -72,12 +73,14 @@ class Replay:
     work_s: float | None = None  # the pullbacks' NumPy work alone (their VJP expressions)
     lean_pullback_s: float | None = None  # the part of vector_pullback_s a closed-form pullback needs
     closed_fixed_s: float | None = None  # the per-call cost a closed-form pullback pays besides that
+    lean_forward_s: float | None = None  # a hand-written forward: its recorded operations alone
     floor_pullback_s: float | None = None  # a minimal rule's pullback alone (making its zero gradients)
     # the gradients of the functions handed to grad that call it, seconds per run, timed in turn:
     program_s: float | None = None  # as the run served them
     program_import_s: float | None = None  # with its best library rule imported
     program_floor_s: float | None = None  # with a minimal rule for it (its primal, zero gradients)
     program_alone_s: float | None = None  # per call: its own replayed gradient, timed in the same rounds
+    program_primal_s: float | None = None  # per call: the minimal rule's primal there (its mean)
     # what the import and the minimal rule save per run there: the median of the rounds' paired
     # differences and its 90% interval (measure.Rounds.difference)
     import_gap_s: float | None = None

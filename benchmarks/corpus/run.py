@@ -89,6 +89,9 @@ def share_of(suggestions: list, target: str) -> float | None:
     """The predicted saving (share of the gradient time) of ``target``'s rule when this profile's
     advice advises it (hand-write or import, first or not); None when it does not (kept derived,
     or covered by a rule for its caller)."""
+    if " + " in target:  # several rules (rules/<program>_rules.py's TARGET): advised together
+        parts = [share_of(suggestions, t) for t in target.split(" + ")]
+        return None if None in parts else sum(parts)
     for s in suggestions:
         if s["signature"] == target and s["action"] in ACTIONS:
             return s["share"]
