@@ -172,6 +172,8 @@ def test_a_close_call_between_a_caller_and_the_function_it_wraps_picks_the_small
     assert helper.action == "hand-write" and loss.action == "keep-derived"
     assert loss.reasons[0].startswith("its own rule would save 76%, the rules inside it 79% of that: a close call")
     assert "a close call against its caller's rule, which would save 76%: __main__.loss(f64[1d])" in helper.reasons
+    assert helper.close_call == "__main__.loss(f64[1d])" and loss.close_call is None
+    assert violations(list(got.values()), 1.0) == []  # reasons under 100 characters among them
     # a helper saving 57% of it (0.435 s): the caller's rule, no close call
     got = _loss_over_helper((0.76, 0.69, 0.96), 0.45)
     assert got["__main__.loss(f64[1d])"].action == "hand-write"

@@ -321,6 +321,6 @@ def calibrate(costs: dict, fallback: float) -> tuple[float, str]:
             n += 1
     if n and primal_s > 0:
         factor = max(rule_s / primal_s, 1.0)
-        return factor, f"a factor of {factor:.1f}x the primal, calibrated on {n} imported rule(s) measured in the profile(s)"
-    return fallback, f"the fallback factor {fallback:.1f}x the primal (no imported rule was measured to calibrate it)"
+        return factor, f"{factor:.1f}x the primal, calibrated on {n} imported rule(s) measured"
+    return fallback, f"{fallback:.1f}x the primal, the fallback factor: no import measured"
 

@@ -179,7 +179,7 @@ def covered(caller) -> str:
 def passed(pick, total: float, nest_share: float, close: float | None = None) -> str:
     if close is not None:
         return (f"its own rule would save {share(pick.gain.point, total)}, the rules inside it {int(close * 100)}% of that: "
-                f"a close call (within noise of the {nest_share:.0%} that decides); smaller rules chosen")
+                "a close call, the smaller chosen")
     return (f"its own rule would save {share(pick.gain.point, total)}, the rules inside it {nest_share:.0%}+ of that: "
             "smaller rules are the lighter burden")
 

@@ -296,7 +296,10 @@ def _minimal(fn, argnums, clock: list | None = None):
     where the program calls it (inside a gradient, its helpers' dispatch points and SciPy's
     checks for traced arguments run too), which a hand-written forward does not pay."""
     def zeros(a):
-        return lambda g: tuple(zeros_like_tree(v) if i in argnums else None for i, v in enumerate(a))
+        # the sample's differentiated arguments get zeros; any other float argument a thunk of
+        # them, made only if the call at hand traces it (a function the program calls with
+        # different arguments traced: a VAE's network on its data, then on traced latents)
+        return lambda g: tuple(zeros_like_tree(v) if i in argnums else _zeros_thunk(v) for i, v in enumerate(a))
 
     if clock is None:
         def minimal(*a, **k):
@@ -310,6 +313,15 @@ def _minimal(fn, argnums, clock: list | None = None):
         clock[1] += 1
         return out, zeros(a)
     return timed
+
+
+def _zeros_thunk(v):
+    """None for an argument without a float in it, else a thunk of its zero cotangent."""
+    leaves, _ = flatten(v)
+    if not any(type(x) is float or (isinstance(x, (np.ndarray, np.floating)) and np.result_type(x).kind == "f")
+               for x in leaves):
+        return None
+    return lambda: zeros_like_tree(v)
 
 
 def _floor_pullback(fn, args, kwargs, argnums) -> float | None:

@@ -31,6 +31,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECL
     os.environ[_var] = "1"  # BLAS pinned to one thread before NumPy loads (inherited by every child)
 
 import argparse  # noqa: E402
+import ast  # noqa: E402
 import datetime  # noqa: E402
 import importlib.util  # noqa: E402
 import json  # noqa: E402
@@ -74,6 +75,26 @@ def breaches(path: str) -> list[str]:
 
     suggestions, summary = suggest([load(path)])
     return violations(suggestions, summary.gradient_s)
+
+
+def written_of(suggestions: list, target: str) -> float | None:
+    """The predicted saving of ``target``'s rule with its forward as the program wrote it (the
+    other end of a hand-write's range, ``saving_written_s``), when this profile advises it; its
+    predicted share when no lean forward is credited."""
+    if " + " in target:
+        parts = [written_of(suggestions, t) for t in target.split(" + ")]
+        return None if None in parts else sum(parts)
+    for s in suggestions:
+        if s["signature"] == target and s["action"] in ACTIONS:
+            w = s.get("saving_written_s")
+            return s["share"] if w is None or not s["saving_s"] else s["share"] * w / s["saving_s"]
+    return None
+
+
+def close_calls(suggestions: list) -> int:
+    """1 when this profile's top pick was a close call against its caller's rule, else 0."""
+    top = next((s for s in suggestions if s["action"] in ACTIONS), None)
+    return int(bool(top and top.get("close_call")))
 
 
 def top_pick(suggestions: list) -> tuple[str, float]:
@@ -202,6 +223,7 @@ def row_of(program: str, profiles: list[dict], m: dict | None, error: str = "") 
     all_shares = [share_of(p["suggestions"], target) for p in profiles] if target else []
     shares = [x for x in all_shares if x is not None]
     predicted = statistics.median(shares) if shares else None
+    written = [w for w in (written_of(p["suggestions"], target) for p in profiles) if w is not None] if target else []
     measured = statistics.median(m["savings"]) if m else None
     return {"program": program, "picks": picks, "pick_shares": [t[1] for t in tops], "target_shares": all_shares,
             "advised": len(shares), "profiles": len(profiles), "stable": len(set(picks)) == 1 if picks else None,
@@ -209,7 +231,46 @@ def row_of(program: str, profiles: list[dict], m: dict | None, error: str = "") 
             "measured": measured, "measured_range": (min(m["savings"]), max(m["savings"])) if m else None,
             "ratio": predicted / measured if predicted is not None and measured and measured > 0 else None,
             "without_ms": 1e3 * statistics.median(m["without_s"]) if m else None, "error": error,
-            "violations": sum(len(p.get("violations", ())) for p in profiles)}
+            "violations": sum(len(p.get("violations", ())) for p in profiles),
+            "measurement": m,
+            "written": statistics.median(written) if written else None,
+            "close_calls": sum(close_calls(p["suggestions"]) for p in profiles)}
+
+
+def advise_again(row: dict, kept: Path) -> dict:
+    """``row`` rebuilt from the profiles kept in ``kept`` (``<program>_<k>.json``), asked again
+    in this process, and the row's own measurement of the rule."""
+    from adcli.advisor import suggest
+    from adcli.advisor.invariants import violations
+    from adcli.profiler.store import load
+
+    program = row["program"]
+    profiles = []
+    for path in sorted(kept.glob(f"{program}_[0-9]*.json")):
+        suggestions, summary = suggest([load(str(path))])
+        profiles.append({"suggestions": [x.to_dict() for x in suggestions],
+                         "violations": violations(suggestions, summary.gradient_s)})
+    m = row.get("measurement")
+    if m is None and row.get("measured") is not None:  # rows from before the raw measurement was kept
+        lo, hi = row["measured_range"]
+        m = {"savings": [lo, row["measured"], hi], "without_s": [row["without_ms"] / 1e3], "target": row["target"]}
+    if m is not None and row.get("target"):
+        m = dict(m, target=_target_now(program) or row["target"])
+    return row_of(program, profiles, m, row.get("error", ""))
+
+
+def _target_now(program: str) -> str | None:
+    """rules/<program>_rules.py's TARGET as the file says it now (read, not run)."""
+    path = RULES / f"{program}_rules.py"
+    if not path.is_file():
+        return None
+    for node in ast.parse(path.read_text()).body:
+        if getattr(node, "targets", None) and getattr(node.targets[0], "id", None) == "TARGET":
+            try:
+                return ast.literal_eval(node.value)
+            except ValueError:
+                return None
+    return None
 
 
 def short(pick: str) -> str:
@@ -225,10 +286,14 @@ def render(rows: list[dict]) -> str:
         picks = r["picks"]
         modal = max(picks, key=picks.count) if picks else "—"  # the first of the most frequent
         stable = "—" if r["stable"] is None else ("yes" if r["stable"] else f"no ({len(set(picks))} picks in {len(picks)})")
+        if r.get("close_calls"):
+            stable += f"; a close call in {r['close_calls']}"
         pr = r["predicted_range"]
         pred = pct(r["predicted"]) + (f" ({pct(pr[0])} to {pct(pr[1])})" if pr and r["advised"] > 1 else "")
         if r["target"] and r["advised"] < r["profiles"]:
             pred += f"; advised in {r['advised']} of {r['profiles']}"
+        if r.get("written") is not None and r["predicted"] is not None and pct(r["written"]) != pct(r["predicted"]):
+            pred += f"; as written {pct(r['written'])}"
         mr = r["measured_range"]
         meas = pct(r["measured"]) + (f" ({pct(mr[0])} to {pct(mr[1])})" if mr else "")
         ratio = "—" if r["ratio"] is None else f"{r['ratio']:.2f}"
@@ -261,6 +326,9 @@ def main(argv=None) -> int:
     p.add_argument("--json", help="also write the raw rows as JSON to this file")
     p.add_argument("--keep", help="keep the profiles (and their sample inputs) in this directory")
     p.add_argument("--from-json", help="render the rows a previous --json run wrote (nothing is run)")
+    p.add_argument("--advise-again", metavar="DIR",
+                   help="with --from-json: the advice asked again of the profiles a --keep run left in DIR, "
+                        "against the rules' timings in the JSON (an advisor change judged without new profiles)")
     p.add_argument("--child", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     if a.child:
@@ -271,6 +339,10 @@ def main(argv=None) -> int:
     if unknown:
         p.error(f"unknown program(s) {', '.join(unknown)}")
     rows = json.loads(Path(a.from_json).read_text()) if a.from_json else []
+    if a.advise_again:
+        if not a.from_json:
+            p.error("--advise-again needs --from-json (the rules' timings)")
+        rows = [advise_again(r, Path(a.advise_again)) for r in rows]
     with tempfile.TemporaryDirectory() as scratch:
         tmp = a.keep or scratch
         os.makedirs(tmp, exist_ok=True)
