@@ -3,7 +3,6 @@ inclusive and self values, and the per-signature totals (docs/profile-format.md)
 
 from __future__ import annotations
 
-from .decompose import source_lines
 from .model import Allocs, CallTree, Profile, Sample, SignatureStats, Totals
 from .samples import encode
 from .session import Session
@@ -90,3 +89,12 @@ def _scaled(served: dict, calls: int) -> dict:
     top = max(out, key=out.get)
     out[top] += calls - sum(out.values())  # rounding: the shares add up to the calls
     return out
+
+
+def source_lines(func) -> int | None:
+    """Lines of a Python function's body as compiled (None for a NumPy callable)."""
+    code = getattr(getattr(func, "__adcli_original__", func), "__code__", None)
+    if code is None:
+        return None
+    lines = [line for _, _, line in code.co_lines() if line is not None]
+    return max(lines) - code.co_firstlineno + 1 if lines else None

@@ -31,7 +31,8 @@ from ..rules.autograd_catalog import find
 from ..rules.autograd_import import import_rule, unimport
 from ..rules.declare import register
 from ..rules.dispatch import dispatch
-from .decompose import calibration, decompose, source_lines
+from .build import source_lines
+from .decompose import calibration, decompose
 from .model import ImportOutcome, ImportTrial, Profile, Replay, SignatureStats
 
 
