@@ -50,7 +50,6 @@ class Cost:
     program_import_s: float | None = None
     program_floor_s: float | None = None
     program_alone_s: float | None = None  # per call, its own gradient in those rounds (calls-weighted mean)
-    program_primal_s: float | None = None  # per call, the minimal rule's primal in those rounds (the same)
     # what the import / a minimal rule saves per run there: median and 90% interval of the
     # paired rounds (Replay.*_gap_*), summed over the profiles like program_s
     import_gap_s: float | None = None
@@ -250,7 +249,7 @@ def aggregate(profiles: list[Profile]) -> tuple[dict, float]:
                 # the pullbacks' NumPy work and the own gradient in the program's rounds: weighted
                 # means like the rest, None once a profile lacks them
                 for attr in ("work_s", "lean_pullback_s", "closed_fixed_s", "lean_forward_s", "floor_pullback_s",
-                             "program_alone_s", "program_primal_s"):
+                             "program_alone_s"):
                     value, old = getattr(r, attr), getattr(c, attr)
                     setattr(c, attr, None if value is None or (c.measured and old is None) else (
                         ((old or 0.0) * c._weight + value * w) / (c._weight + w)))

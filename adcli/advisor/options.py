@@ -125,7 +125,7 @@ class InProgram:
     import_saves: Span | None
     hand_saves: Span | None
     extra_s: float = 0.0  # the pullback work a real rule adds to the minimal rule's floor
-    forward_s: float = 0.0  # what a lean forward saves there on the primal as written (forward_saving_there)
+    forward_s: float = 0.0  # what a lean forward saves there on the primal as written (at the program's pace)
     floor_saves: Span | None = None  # what the minimal rule saved there
 
 
@@ -144,7 +144,7 @@ def in_program(c: Cost) -> InProgram | None:
         imp = Span.exact((c.program_s - c.program_import_s) * k)
     extra = forward = 0.0
     if c.program_floor_s is not None and c.decomposed:
-        forward = forward_saving_there(c)
+        forward = c.forward_saving_s * c.tempo
         extra = (c.hand_pullback - c.zeros_s) * c.tempo - forward
         floor = (Span(c.floor_gap_s, c.floor_gap_lo_s, c.floor_gap_hi_s).times(k) if c.floor_gap_s is not None
                  else Span.exact((c.program_s - c.program_floor_s) * k))
@@ -165,17 +165,6 @@ def as_written(c: Cost, hand: HandEstimate, prog: InProgram | None) -> float:
     if hand.cost_s is None:
         return 0.0
     return min((c.derived_s - min(hand.cost_s + hand.vectorised_s, c.derived_s)) * c.scale, cap)
-
-
-def forward_saving_there(c: Cost) -> float:
-    """What a lean forward saves per call on the minimal rule's primal in the program's rounds
-    (the advisor's seconds): the primal as it ran there (inside a gradient: its helpers'
-    dispatch points and SciPy's checks for traced arguments run too, which rnn's primal 1.5-2x
-    its replay) less the recorded operations alone at the program's pace; from the replay's
-    primal in profiles from before it was timed there."""
-    if c.program_primal_s is None or c.lean_forward_s is None or not c.decomposed:
-        return c.forward_saving_s * c.tempo
-    return max(c.program_primal_s * c.program_scale - c.hand_forward_s * c.tempo, 0.0)
 
 
 def hand_estimate(c: Cost, factor: float, basis: str) -> HandEstimate:

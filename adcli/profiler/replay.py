@@ -172,8 +172,7 @@ def in_program(profile: Profile, by_id: dict, budget: float = 0.2, deadline: flo
         if not mine:
             continue
         own = _setup(by_id[stats.id], dispatched=True)  # its own replayed gradient, timed alongside
-        clock = [0.0, 0]
-        rules = _what_if_rules(stats, own, clock)
+        rules = _what_if_rules(stats, own)
         try:
             totals = [0.0, 0.0, 0.0]
             gaps: dict = {}  # "import" / "floor" -> [median, low, high] of what it saves per run
@@ -201,7 +200,6 @@ def in_program(profile: Profile, by_id: dict, budget: float = 0.2, deadline: flo
             r.program_import_s = totals[1] if rules.get("import") is not None else None
             r.program_floor_s = totals[2] if rules.get("floor") is not None else None
             r.program_alone_s = sum(alone) / len(alone) if alone else None
-            r.program_primal_s = clock[0] / clock[1] if clock[1] and r.program_floor_s is not None else None
             r.import_gap_s, r.import_gap_lo_s, r.import_gap_hi_s = gaps.get("import", (None, None, None))
             r.floor_gap_s, r.floor_gap_lo_s, r.floor_gap_hi_s = gaps.get("floor", (None, None, None))
         except Exception:  # noqa: BLE001 - this signature's what-if failed (a rule the program rejects): none
@@ -231,10 +229,10 @@ def _wide(states: int):
     return more
 
 
-def _what_if_rules(stats: SignatureStats, setup, clock: list | None = None) -> dict:
+def _what_if_rules(stats: SignatureStats, setup) -> dict:
     """{"import": the best agreeing library rule, "floor": a minimal rule}, built for the
     signature (``setup``: its replay's ``_setup``) and left out of the registry (``_served`` puts
-    one in while it is timed); ``clock`` adds up the floor's primal (``_minimal``)."""
+    one in while it is timed)."""
     out: dict = {"import": None, "floor": None}
     if isinstance(setup, Replay) or stats.output not in (None, "value", "tuple"):  # no rule can serve it
         return out
@@ -244,7 +242,7 @@ def _what_if_rules(stats: SignatureStats, setup, clock: list | None = None) -> d
     target = fn if stats.kind == "numpy" else f"{stats.signature.module}:{stats.signature.qualname}"
 
     try:
-        [out["floor"]] = register(target, types, _minimal(fn, argnums, clock), source="hand-written",
+        [out["floor"]] = register(target, types, _minimal(fn, argnums), source="hand-written",
                                   origin="adcli replay: floor")
         remove_rule(out["floor"])
     except (AdcliError, ValueError):
@@ -291,29 +289,17 @@ def _floor_rule(sig, fn, argnums):
     return rule
 
 
-def _minimal(fn, argnums, clock: list | None = None):
-    """The least a rule for ``fn`` can do: its primal, and zero gradients for ``argnums``. With
-    ``clock`` ([seconds, calls]), its primal's time is added up: what the primal as written costs
-    where the program calls it (inside a gradient, its helpers' dispatch points and SciPy's
-    checks for traced arguments run too), which a hand-written forward does not pay."""
+def _minimal(fn, argnums):
+    """The least a rule for ``fn`` can do: its primal, and zero gradients for ``argnums``."""
     def zeros(a):
         # the sample's differentiated arguments get zeros; any other float argument a thunk of
         # them, made only if the call at hand traces it (a function the program calls with
         # different arguments traced: a VAE's network on its data, then on traced latents)
         return lambda g: tuple(zeros_like_tree(v) if i in argnums else _zeros_thunk(v) for i, v in enumerate(a))
 
-    if clock is None:
-        def minimal(*a, **k):
-            return fn(*a, **k), zeros(a)
-        return minimal
-
-    def timed(*a, **k):
-        t0 = time.perf_counter()
-        out = fn(*a, **k)
-        clock[0] += time.perf_counter() - t0
-        clock[1] += 1
-        return out, zeros(a)
-    return timed
+    def minimal(*a, **k):
+        return fn(*a, **k), zeros(a)
+    return minimal
 
 
 def _zeros_thunk(v):

@@ -39,14 +39,13 @@ DECOMPOSITION = {"pullback_s": float, "vector_pullback_s": float, "nodes": int, 
                  "lean_forward_s": float, "floor_pullback_s": float,
                  # in the program (replay.in_program): seconds per run of the gradients that call it
                  "program_s": float, "program_import_s": float, "program_floor_s": float,
-                 "program_alone_s": float, "program_primal_s": float,
+                 "program_alone_s": float,
                  # what a rule saves per run in the program: the paired rounds' median and 90% interval
                  "import_gap_s": Signed, "import_gap_lo_s": Signed, "import_gap_hi_s": Signed,
                  "floor_gap_s": Signed, "floor_gap_lo_s": Signed, "floor_gap_hi_s": Signed}
 
 
-PROGRAM = ("program_s", "program_import_s", "program_floor_s", "program_alone_s", "program_primal_s", "import_gap_s",
-           "import_gap_lo_s",
+PROGRAM = ("program_s", "program_import_s", "program_floor_s", "program_alone_s", "import_gap_s", "import_gap_lo_s",
            "import_gap_hi_s", "floor_gap_s", "floor_gap_lo_s", "floor_gap_hi_s")
 
 
@@ -80,7 +79,6 @@ class Replay:
     program_import_s: float | None = None  # with its best library rule imported
     program_floor_s: float | None = None  # with a minimal rule for it (its primal, zero gradients)
     program_alone_s: float | None = None  # per call: its own replayed gradient, timed in the same rounds
-    program_primal_s: float | None = None  # per call: the minimal rule's primal there (its mean)
     # what the import and the minimal rule save per run there: the median of the rounds' paired
     # differences and its 90% interval (measure.Rounds.difference)
     import_gap_s: float | None = None
