@@ -217,6 +217,12 @@ def test_decompose_sets_each_nodes_own_fixed_cost_or_the_generic_one_and_counts_
     assert scalars.closed_fixed_s == pytest.approx(0.05 * us + 2 * 1.0 * us)
     assert scalars.vector_pullback_s == pytest.approx(2 * (3 - 1.5) * us)
     assert scalars.lean_forward_s == pytest.approx((1.5 + 3) * us + (0.05 + 0.5 + 0.5) * us)
+    # in a map, scalar operations become NumPy calls over arrays: a call each, not a float operation
+    runs[:] = [run(1.0, chain=2)]
+    runs[0].ops[0] = (("a", ()), 1)
+    mapped = decompose(plain, [], runs=1)
+    assert mapped.closed_fixed_s == pytest.approx(0.5 * us + 1.0 * us)
+    assert mapped.lean_forward_s == pytest.approx((1.5 + 3) * us + (0.5 + 0.5) * us)
 
     # at the replay's pace: the parts scaled by its time over the plain gradient's, within 0.5-2x
     for derived, pace in ((6 * us, 1.5), (40 * us, 2.0), (1 * us, 0.5)):

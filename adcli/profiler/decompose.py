@@ -313,14 +313,15 @@ class Calibration:
     rule_call_s: float  # what the engine adds to a call served by one rule: one node, one vjp
     small_work_s: float = 0.0  # a VJP expression's time on one-element values: NumPy's per-call cost
     call_s: float = 0.0  # one NumPy ufunc call on one-element arrays (a closed form's per-operation cost)
-    # one Python float operation: a closed form's per-operation cost on scalars (a scalar
-    # recurrence's rule computes in floats, not NumPy calls: rk4 on a 2-state system, 400 products
-    # in a chain); None: as call_s
+    # one Python float operation: a closed form's per-operation cost on scalars in a recurrence
+    # (its rule computes in floats, not NumPy calls: rk4 on a 2-state system, 400 products in a
+    # chain; a map's scalar operations become NumPy calls over arrays); None: as call_s
     scalar_s: float | None = None
 
-    def per_operation(self, shape) -> float:
-        """What a closed form pays per operation with an output of ``shape``."""
-        return self.scalar_s if shape == () and self.scalar_s is not None else self.call_s
+    def per_operation(self, shape, serial: bool) -> float:
+        """What a closed form pays per operation with an output of ``shape``, in a recurrence
+        (``serial``) or not."""
+        return self.scalar_s if serial and shape == () and self.scalar_s is not None else self.call_s
 
 
 @lru_cache(maxsize=1)
@@ -390,7 +391,7 @@ def decompose(grad, args, runs: int = 3, derived_s: float | None = None) -> Deco
     serial = recurrent(len(best.times), len(best.kinds), best.chain)
     for k, ((op, differentiated), f) in enumerate(zip(best.ops, fixed)):
         key = k if serial else op
-        closed[key] = min(closed.get(key, f), f, differentiated * cal.per_operation(op[1]))
+        closed[key] = min(closed.get(key, f), f, differentiated * cal.per_operation(op[1], serial))
     forward = _lean_forward(timed[0], vector if len(timed[0].fwd) == len(vector) else None, serial, cal)
     return Decomposition(pullback_s=float(times.sum()) * pace, vector_pullback_s=float(vector.sum()) * pace,
                          nodes=len(best.times), operations=len(best.kinds), chain=best.chain, work_s=float(work.sum()) * pace,
@@ -416,7 +417,7 @@ def _lean_forward(run: _Timed, vector: np.ndarray | None, serial: bool, cal: Cal
     calls: dict = {}
     for k, ((op, _), f) in enumerate(zip(run.ops, fixed)):
         key = k if serial else op
-        calls[key] = min(calls.get(key, f), f, cal.per_operation(op[1]))
+        calls[key] = min(calls.get(key, f), f, cal.per_operation(op[1], serial))
     return float(data.sum()) + float(sum(calls.values()))
 
 
