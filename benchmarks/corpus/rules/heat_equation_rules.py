@@ -20,6 +20,18 @@ def _lap(u, h2):
     return (u[2:, 1:-1] + u[:-2, 1:-1] + u[1:-1, 2:] + u[1:-1, :-2] - 4.0 * u[1:-1, 1:-1]) / h2
 
 
+def _step_t(bi, c, shape):
+    """A step's transpose applied to its interior cotangent ``bi`` (c = dt kappa / h^2): the
+    interior point itself and its four neighbours, the edges passing nothing on."""
+    g = np.zeros(shape)
+    g[1:-1, 1:-1] = (1.0 - 4.0 * c) * bi
+    g[2:, 1:-1] += c * bi
+    g[:-2, 1:-1] += c * bi
+    g[1:-1, 2:] += c * bi
+    g[1:-1, :-2] += c * bi
+    return g
+
+
 @adcli.rules.rule("__main__:heat_step", "f64[2d]", "f64", "float", "float")
 def heat_step_rule(u, kappa, dt, h):
     h2 = h * h
@@ -29,13 +41,7 @@ def heat_step_rule(u, kappa, dt, h):
 
     def pullback(b):
         bi = b[1:-1, 1:-1]
-        c = dt * kappa / h2
-        g = np.zeros_like(u)
-        g[1:-1, 1:-1] = (1.0 - 4.0 * c) * bi
-        g[2:, 1:-1] += c * bi
-        g[:-2, 1:-1] += c * bi
-        g[1:-1, 2:] += c * bi
-        g[1:-1, :-2] += c * bi
+        g = _step_t(bi, dt * kappa / h2, u.shape)
         gk = np.sum(bi * lap) * dt
         # dt and h: the program does not differentiate them (thunks, computed only if asked)
         return g, np.float64(gk), (lambda: gk * kappa / dt), (lambda: -2.0 * gk * kappa / h)
@@ -62,13 +68,7 @@ def diffuse_rule(u0, log_kappa, num_steps, dt, h):
         for k in range(num_steps - 1, -1, -1):
             bi = b[1:-1, 1:-1]
             gk += dt * np.sum(bi * laps[k])
-            nb = np.zeros_like(b)
-            nb[1:-1, 1:-1] = (1.0 - 4.0 * c) * bi
-            nb[2:, 1:-1] += c * bi
-            nb[:-2, 1:-1] += c * bi
-            nb[1:-1, 2:] += c * bi
-            nb[1:-1, :-2] += c * bi
-            b = nb
+            b = _step_t(bi, c, b.shape)
         # dt and h enter through dt * kappa / h^2 only (the program does not differentiate them)
         return b, np.float64(gk * kappa), None, (lambda: gk * kappa / dt), (lambda: -2.0 * gk * kappa / h)
 

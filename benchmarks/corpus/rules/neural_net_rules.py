@@ -26,9 +26,9 @@ def _layers(W_vect, sizes):
     return out
 
 
-@adcli.rules.rule("__main__:make_nn_funs.<locals>.predictions", "f64[1d]", "f64[2d]")
-def predictions_rule(W_vect, X):
-    layers = _layers(W_vect, sys.modules["__main__"].layer_sizes)
+def _forward(W_vect, X, layers):
+    """The MLP's row-wise log-probabilities, and what its backward pass reads: the layers'
+    inputs and the softmax's parts."""
     acts = [X]
     a = X
     for i, (s, m, n) in enumerate(layers):
@@ -39,7 +39,13 @@ def predictions_rule(W_vect, X):
     zmax = z.max(axis=1, keepdims=True)
     e = np.exp(z - zmax)
     se = e.sum(axis=1, keepdims=True)
-    logp = z - zmax - np.log(se)
+    return z - zmax - np.log(se), acts, e, se
+
+
+@adcli.rules.rule("__main__:make_nn_funs.<locals>.predictions", "f64[1d]", "f64[2d]")
+def predictions_rule(W_vect, X):
+    layers = _layers(W_vect, sys.modules["__main__"].layer_sizes)
+    logp, acts, e, se = _forward(W_vect, X, layers)
 
     def pullback(g):
         gW = np.zeros_like(W_vect)
@@ -61,17 +67,7 @@ def loss_rule(W_vect, X, T):
     script = sys.modules["__main__"]
     layers = _layers(W_vect, script.layer_sizes)
     l2 = script.L2_REG
-    acts = [X]
-    a = X
-    for i, (s, m, n) in enumerate(layers):
-        z = a @ W_vect[s:s + m * n].reshape(m, n) + W_vect[s + m * n:s + (m + 1) * n]
-        if i < len(layers) - 1:
-            a = np.tanh(z)
-            acts.append(a)
-    zmax = z.max(axis=1, keepdims=True)
-    e = np.exp(z - zmax)
-    se = e.sum(axis=1, keepdims=True)
-    logp = z - zmax - np.log(se)
+    logp, acts, e, se = _forward(W_vect, X, layers)
     value = l2 * np.dot(W_vect, W_vect) - np.sum(logp * T)
 
     def pullback(g):
