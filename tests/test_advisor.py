@@ -613,3 +613,21 @@ def test_a_decomposition_adds_up_within_the_rounding_of_the_numbers_it_prints():
 def test_a_closed_ways_reason_is_short_whatever_the_error(kind, data):
     # found on the corpus's lstm and fisher_kpp profiles: a replay's error made a 109-character reason
     assert len(closed(Closed(kind, data), Thresholds())) <= MAX_REASON
+
+
+def test_no_saving_is_said_in_short_lines():
+    # model's own rule would save less than the kron import inside it already does: kept derived,
+    # the verdict, the library credit and each way's effect on a line each (one sentence of them
+    # came to 141 characters on kron_sum beside two busy processes)
+    sigs = [sig(1, "__main__.model(f64[1d])", kind="user", calls=1, time=1.0, derived=0.3, primal=0.1),
+            sig(2, "numpy.kron(f64[2d], f64[2d])", calls=5, time=0.5, derived=0.1, primal=0.01,
+                imports=[imp("numpy.kron", 0.03)])]
+    got = by_sig(suggest([profile(sigs, node(0, 0, [node(1, 1, [node(2, 5)])]), total=1.0)],
+                         Thresholds(fallback_factor=1.0))[0])
+    model = got["__main__.model(f64[1d])"]
+    assert model.action == "keep-derived"
+    assert model.reasons[0] == "no rule saves time against the derived 300 ms per call"
+    assert "that is after the 350 ms per run the library rules inside it save" in model.reasons
+    # (the kron import calibrates a hand-write at 3x its primal: model's whole derived cost)
+    assert "hand-write saves nothing per call" in model.reasons
+    assert violations(list(got.values()), 1.0) == []

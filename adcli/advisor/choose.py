@@ -190,8 +190,8 @@ def _chosen(c: Cost, pick, total, credited, prog, hand, programs, n_profiles) ->
     reasons += explain.rule_line(c, opt, _rule_s(c, opt), hand, pick.gain, total, prog)
     reasons += explain.program_line(c, opt, prog)
     if pick.gain.point >= total * (1 - 1e-9):
-        reasons.append("its estimate came to the whole gradient time or more (replays timed at other moments than "
-                       "the program's): counted as the whole")
+        # (replays timed at other moments than the program's can add up to more: docs/advisor.md)
+        reasons.append("its estimate came to the whole gradient time or more: counted as the whole")
     return reasons
 
 
@@ -208,7 +208,7 @@ def _kept(c, name, opts, user: UserChoice, unsure, tier, total, th) -> list[str]
     top = max(opts, key=lambda o: o.per_call(c).point)
     gain = top.per_call(c).times(c.calls).less(credited)
     if gain.point <= 0:
-        return [explain.no_saving(c, opts, credited)]
+        return explain.no_saving(c, opts, credited)
     return [explain.below_burden(top, gain, total, credited)]
 
 

@@ -163,13 +163,18 @@ def below_burden(opt: Option, gain: Span, total: float, credited: float) -> str:
     return f"{opt.action} would save {span_share(gain, total)}{after}, below its {burden(opt, total)}"
 
 
-def no_saving(c: Cost, opts: list, credited: float) -> str:
+def no_saving(c: Cost, opts: list, credited: float) -> list[str]:
+    """The verdict, then what the library rules inside already save, then each way's effect: a
+    line each (one sentence of them all came to 141 characters)."""
     def effect(o) -> str:
         d = o.per_call(c).point
-        return f"{o.action} {'saves' if d > 0 else 'costs'} {duration(abs(d))}{'' if d > 0 else ' more'}"
-    after = f", less the {duration(credited)} the library rules inside it save," if credited > 0 else ""
-    return (f"no rule saves time against the derived {duration(c.derived_s)} per call{after} "
-            f"({'; '.join(effect(o) for o in opts)} per call)")
+        if d == 0:
+            return f"{o.action} saves nothing per call"
+        return f"{o.action} {'saves' if d > 0 else 'costs'} {duration(abs(d))}{'' if d > 0 else ' more'} per call"
+    out = [f"no rule saves time against the derived {duration(c.derived_s)} per call"]
+    if credited > 0:
+        out.append(f"that is after the {duration(credited)} per run the library rules inside it save")
+    return out + [effect(o) for o in opts]
 
 
 def covered(caller) -> str:
