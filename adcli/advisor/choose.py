@@ -145,16 +145,17 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None,
         if sure is not None or alt is not None:
             pick = sure if sure is not None else alt[1]
             credited = user.inside.get(name, 0.0) if tier == USER else 0.0
-            reasons = _chosen(c, pick, total, credited, progs[name], hands[name], programs.get(name), len(profiles))
+            written = None  # the other end of a hand-write's range: its forward as written
+            if pick.option.action == HAND_WRITE and hands[name].vectorised_s > 0:
+                written = min(c.calls * as_written(c, hands[name], progs[name]), pick.gain.point)
+            reasons = _chosen(c, pick, total, credited, progs[name], hands[name], programs.get(name), len(profiles),
+                              written)
             if alt is not None and sure is None:
                 reasons.insert(1, explain.alternative_to(alt[0]))
             reasons += [explain.alternative(a, p, total) for a, p in _lighter(name, alternatives)]
             if name in user.close_to:
                 caller = user.close_to[name]
                 reasons.append(explain.close_call(caller, user.passed[caller], total))
-            written = None
-            if pick.option.action == HAND_WRITE and hands[name].vectorised_s > 0:
-                written = min(c.calls * as_written(c, hands[name], progs[name]), pick.gain.point)
             out.append(_suggestion(c, pick.option.action, pick, total, reasons[:1] + lead + reasons[1:] + closed, tier,
                                    alternative_to=None if alt is None or sure else str(alt[0]), written=written,
                                    close_call=str(user.close_to[name]) if name in user.close_to else None))
@@ -178,7 +179,7 @@ def suggest(profiles: list[Profile], th: Thresholds | None = None,
     return out, summary
 
 
-def _chosen(c: Cost, pick, total, credited, prog, hand, programs, n_profiles) -> list[str]:
+def _chosen(c: Cost, pick, total, credited, prog, hand, programs, n_profiles, written=None) -> list[str]:
     opt = pick.option
     if programs:  # judged program by program (_library_per_program)
         top, _, command = max(programs)
@@ -187,7 +188,7 @@ def _chosen(c: Cost, pick, total, credited, prog, hand, programs, n_profiles) ->
                    f"of one's gradient time ({command}): a library rule serves them all"]
     else:
         reasons = explain.verdict(opt, pick.gain, total, credited)
-    reasons += explain.rule_line(c, opt, _rule_s(c, opt), hand, pick.gain, total, prog)
+    reasons += explain.rule_line(c, opt, _rule_s(c, opt), hand, written, total)
     reasons += explain.program_line(c, opt, prog)
     if pick.gain.point >= total * (1 - 1e-9):
         # (replays timed at other moments than the program's can add up to more: docs/advisor.md)

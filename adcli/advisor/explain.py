@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..units import duration, human_bytes
 from .costs import Cost
-from .options import HAND_WRITE, REPLAY_OVERSTATES, VECTORISED_SHARE, Closed, InProgram, Option, Span, as_written
+from .options import HAND_WRITE, REPLAY_OVERSTATES, VECTORISED_SHARE, Closed, InProgram, Option, Span
 
 
 def share(x: float, total: float) -> str:
@@ -58,8 +58,8 @@ def parts(c: Cost) -> str | None:
             f"({c.nodes} nodes) + machinery {duration(max(D - (P + B) * k, 0.0))}")
 
 
-def rule_line(c: Cost, opt: Option, rule_s: float, hand, gain: Span | None = None, total: float = 0.0,
-              prog: InProgram | None = None) -> list[str]:
+def rule_line(c: Cost, opt: Option, rule_s: float, hand, written: float | None = None,
+              total: float = 0.0) -> list[str]:
     """What the rule costs per call (the table's number) and what it is made of; for a
     hand-written rule whose lean forward leaves out much of the primal, what it saves with the
     forward as written (the range no estimate narrows: it depends on how the rule is written)."""
@@ -82,8 +82,7 @@ def rule_line(c: Cost, opt: Option, rule_s: float, hand, gain: Span | None = Non
     if c.decomposed and hand.vectorised_s > VECTORISED_SHARE * max(rule_s, 1e-12):
         out.append(f"a lean forward: {duration(lean)} against the primal's {duration(c.primal_s)} as written "
                    "(its operations alone)")
-        if gain is not None and total:
-            written = min(c.calls * as_written(c, hand, prog), gain.point)
+        if written is not None and total:
             out.append(f"with the forward as written (the exported skeleton's): saves {share(written, total)}")
     if hand.capped:
         out.append("the estimate came above the derived cost it replaces: held to it")

@@ -124,9 +124,7 @@ class InProgram:
     derived_s: float
     import_saves: Span | None
     hand_saves: Span | None
-    extra_s: float = 0.0  # the pullback work a real rule adds to the minimal rule's floor
-    forward_s: float = 0.0  # what a lean forward saves there on the primal as written (at the program's pace)
-    floor_saves: Span | None = None  # what the minimal rule saved there
+    written_saves: Span | None = None  # what a hand-written rule saves there with the forward as written
 
 
 def in_program(c: Cost) -> InProgram | None:
@@ -142,15 +140,16 @@ def in_program(c: Cost) -> InProgram | None:
         imp = Span(c.import_gap_s, c.import_gap_lo_s, c.import_gap_hi_s).times(k)
     elif c.program_import_s is not None:
         imp = Span.exact((c.program_s - c.program_import_s) * k)
-    extra = forward = 0.0
+    written = None
     if c.program_floor_s is not None and c.decomposed:
-        forward = c.forward_saving_s * c.tempo
-        extra = (c.hand_pullback - c.zeros_s) * c.tempo - forward
+        pullback = (c.hand_pullback - c.zeros_s) * c.tempo
+        extra = pullback - c.forward_saving_s * c.tempo  # less what a lean forward saves on the primal
         floor = (Span(c.floor_gap_s, c.floor_gap_lo_s, c.floor_gap_hi_s).times(k) if c.floor_gap_s is not None
                  else Span.exact((c.program_s - c.program_floor_s) * k))
         # a rule costs at least nothing: what it leaves is max(derived - floor saving + extra, 0)
         hand = floor.map(lambda f: derived - max(derived - f + extra, 0.0))
-    return InProgram(derived, imp, hand, extra, forward, None if hand is None else floor)
+        written = floor.map(lambda f: derived - max(derived - f + pullback, 0.0))
+    return InProgram(derived, imp, hand, written)
 
 
 def as_written(c: Cost, hand: HandEstimate, prog: InProgram | None) -> float:
@@ -159,9 +158,8 @@ def as_written(c: Cost, hand: HandEstimate, prog: InProgram | None) -> float:
     held below the derived cost less the primal. The other end of the range a hand-write's
     saving spans, which depends on how its forward is written."""
     cap = max(c.derived_s - c.primal_s, 0.0) * c.scale if c.primal_s is not None else float("inf")
-    if prog is not None and prog.floor_saves is not None:
-        d = prog.derived_s
-        return min(d - max(d - prog.floor_saves.point + prog.extra_s + prog.forward_s, 0.0), cap)
+    if prog is not None and prog.written_saves is not None:
+        return min(prog.written_saves.point, cap)
     if hand.cost_s is None:
         return 0.0
     return min((c.derived_s - min(hand.cost_s + hand.vectorised_s, c.derived_s)) * c.scale, cap)

@@ -110,10 +110,12 @@ class _Timed(Session):
                 w = min(w, _work(node, g))
             fixed = None if w is None else self._fixed(node, g)
             self.fixed.append(fixed)
-            if self.forwards:
-                self._forward(node, g)
+            timed_forward = self._forward_times(node, g) if self.forwards else None
+            if timed_forward is not None:
+                self.fwd.append(timed_forward[0])
+                self.fwd_fixed.append(timed_forward[1])
             self.lean.append(_lean_solve(node, g) if node[0] is _pb_solve else _lean_cholesky(node, w)
-                             if _is_cholesky(node) else 1.0 if w is None else self._lean(node, g, w))
+                             if _is_cholesky(node) else 1.0 if w is None else self._lean(node, g, w, timed_forward))
             t0 = _perf()
             node[0](node, g, acc)
             t = _perf() - t0
@@ -138,59 +140,47 @@ class _Timed(Session):
                 self._tiny[key] = None
         return self._tiny[key]
 
-    def _forward(self, node, g) -> None:
-        """Time the node's forward operation alone on the values it was recorded with (the
-        faster of two runs), and the same operation on one-element values (once per operation
-        and ranks): what a hand-written forward pays for it, without the Python around it."""
+    def _forward_times(self, node, g) -> tuple:
+        """(the node's forward operation alone on the values it was recorded with, the faster of
+        two runs; the same operation on one-element values, once per operation and ranks): what
+        a hand-written forward pays for it, without the Python around it. (None, None) for a
+        node whose forward cannot be re-run."""
         fwd = _rerun(node)
-        t = fixed = None
-        if fwd is not None:
-            key = (_kind(node), _ranks(node, g))
-            try:
-                with np.errstate(all="ignore"):
-                    t = min(_timed_forward(fwd) for _ in range(2))
-                    if key not in self._tiny_fwd:
-                        tiny = _shrunk(node, g)
-                        self._tiny_fwd[key] = min(_timed_forward(_rerun(tiny[0])) for _ in range(3))
-                    fixed = self._tiny_fwd[key]
-            except Exception:  # noqa: BLE001 - values the forward no longer takes (mutated since)
-                t = fixed = None
-        self.fwd.append(t)
-        self.fwd_fixed.append(fixed)
-
-    def _lean(self, node, g, work: float) -> float:
-        """The share of an elementwise or memory-bound reduction node's VJP data work that its
-        forward's data work per differentiated argument covers (1.0 for other nodes): both
-        timed warm (``work``: the VJPs' time, the faster of two runs), above their one-element cost."""
-        fwd = _forward(node)
         if fwd is None:
-            return 1.0
+            return None, None
         key = (_kind(node), _ranks(node, g))
         try:
             with np.errstate(all="ignore"):
-                vjps = work - (self._fixed(node, g) or 0.0)
+                t = min(_timed_forward(fwd) for _ in range(2))
                 if key not in self._tiny_fwd:
                     tiny = _shrunk(node, g)
-                    self._tiny_fwd[key] = min(_timed_forward(_forward(tiny[0])) for _ in range(3))
-                forward = min(_timed_forward(fwd) for _ in range(2)) - self._tiny_fwd[key]
+                    self._tiny_fwd[key] = min(_timed_forward(_rerun(tiny[0])) for _ in range(3))
         except Exception:  # noqa: BLE001 - values the forward no longer takes (mutated since): not known
+            return None, None
+        return t, self._tiny_fwd[key]
+
+    def _lean(self, node, g, work: float, timed_forward: tuple | None = None) -> float:
+        """The share of an elementwise or memory-bound reduction node's VJP data work that its
+        forward's data work per differentiated argument covers (1.0 for other nodes): both
+        timed warm (``work``: the VJPs' time, the faster of two runs), above their one-element
+        cost. ``timed_forward``: ``_forward_times`` of the node when this run took them already."""
+        if not _elementwise_or_lean(node):
             return 1.0
+        t, tiny = timed_forward if timed_forward is not None else self._forward_times(node, g)
+        if t is None:
+            return 1.0
+        vjps = work - (self._fixed(node, g) or 0.0)
         if vjps <= 0.0:
             return 1.0
-        return min(max(forward, 0.0) * _differentiated(node) / vjps, 1.0)
+        return min(max(t - tiny, 0.0) * _differentiated(node) / vjps, 1.0)
 
 
-def _forward(node):
-    """(the primitive's forward, its values, its keywords) for an elementwise or lean reduction
-    node, else None."""
+def _elementwise_or_lean(node) -> bool:
+    """Whether a node is elementwise or a memory-bound reduction: a closed-form pullback of it
+    needs at most its forward's data work per differentiated argument."""
     kind = node[0]
-    if kind is pb_unary:
-        return node[1].fwd, (node[4],), {}
-    if kind in BINARY_KINDS and node[1].name not in _GENERALISED:
-        return node[1].fwd, (node[4], node[5]), {}
-    if kind is pb_general and node[1].name in _LEAN_REDUCTIONS:
-        return node[1].fwd, node[4], node[5]
-    return None
+    return (kind is pb_unary or (kind in BINARY_KINDS and node[1].name not in _GENERALISED)
+            or (kind is pb_general and node[1].name in _LEAN_REDUCTIONS))
 
 
 def _rerun(node):
