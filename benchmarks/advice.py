@@ -51,9 +51,9 @@ from adcli import measure  # noqa: E402
 from adcli.advisor import HAND_WRITE, IMPORT, Thresholds, suggest  # noqa: E402
 from adcli.engine.registry import REGISTRY, add_rule, remove_rule  # noqa: E402
 from adcli.profiler.api import profile_program  # noqa: E402
-from adcli.rules.instrument import instrument  # noqa: E402
 from adcli.rules import register  # noqa: E402
 from adcli.rules.autograd_import import import_rule  # noqa: E402
+from adcli.rules.instrument import instrument  # noqa: E402
 
 PROFILES = Path(__file__).resolve().parent.parent / "profiles"
 REPLAY_BUDGET = 0.2  # as `adcli profile`: seconds per replayed measurement

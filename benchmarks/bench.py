@@ -462,8 +462,8 @@ def profiling_overhead(mods: dict, budget: float) -> list[tuple[str, float, floa
     replay_s)."""
     import types
 
-    from adcli.rules.instrument import instrument
     from adcli.profiler.session import Session, run_with_profile_hook
+    from adcli.rules.instrument import instrument
 
     out = []
     for name, mod in mods.items():

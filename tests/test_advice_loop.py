@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from adcli.cli import cli
-from adcli.profiler import store
-from adcli.profiler.model import Profile
+from adcli.data import store
+from adcli.data.model import Profile
 from adcli.rules import unregister
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -14,8 +14,8 @@ from adcli.advisor.explain import closed
 from adcli.advisor.invariants import MAX_REASON, violations
 from adcli.advisor.options import Closed
 from adcli.cli import cli
-from adcli.profiler import store
-from adcli.profiler.model import Profile
+from adcli.data import store
+from adcli.data.model import Profile
 from adcli.units import duration
 
 CONTRACT = {"rank", "signature", "function", "action", "calls", "derived_s", "primal_s", "rule_s", "rule_measured",
@@ -577,7 +577,7 @@ def test_pullbacks_timed_above_the_derived_cost_are_scaled_to_fit_it():
     # the decomposition timed 5 ms of pullbacks for a 2.6 ms derived call (0.125 ms primal): its
     # parts are scaled by (2.6 - 0.125) / 5 so that they add up to the whole, estimates included
     from adcli.advisor.costs import aggregate
-    from adcli.profiler.model import Profile
+    from adcli.data.model import Profile
 
     sigs = [sig(1, "__main__.f(f64[1d])", kind="user", time=1.0, derived=0.0026, primal=0.000125)]
     sigs[0]["replay"].update(pullback_s=0.005, vector_pullback_s=0.0035, work_s=0.005, lean_pullback_s=0.0035,

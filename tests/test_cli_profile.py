@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 import adcli
 from adcli.cli import cli
-from adcli.profiler import store
+from adcli.data import store
 
 SCRIPTS = os.path.join(os.path.dirname(__file__), "support", "scripts")
 

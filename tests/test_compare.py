@@ -15,9 +15,9 @@ from adcli.app import timing
 from adcli.app.compare import Comparison, ComparisonRow
 from adcli.app.timing import TimedGradient, Timing, change_range
 from adcli.cli import cli
+from adcli.data import store
 from adcli.engine.signature import Signature
 from adcli.measure import Spread
-from adcli.profiler import store
 from adcli.render import render
 from adcli.rules import rules_for, unregister
 from adcli.units import duration_range, percent_range

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from adcli.app.export import export
+from adcli.data import store
 from adcli.engine.registry import declared_rules, remove_rule
-from adcli.profiler import store
 from adcli.profiler.api import profile_program
 from tests.support.node_clock import use_node_clock
 

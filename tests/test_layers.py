@@ -20,19 +20,36 @@ from tests.support.layers import Report, check, format_sizes, long_modules, modu
 #: ``(layer, module prefixes)``, ordered low to high; a module's layer is that of its longest matching prefix.
 LAYERS: list[tuple[str, list[str]]] = [
     ("base", ["adcli.errors", "adcli.units", "adcli.fileio", "adcli.version"]),
-    ("engine", ["adcli.engine"]),
+    # the engine in three: the machinery (tracers, tape, registry, views, signatures) knows no
+    # rule; the rules (engine/rules/) declare themselves to the registry; the surface (NumPy's
+    # override protocols, the ndarray methods, grad) finds them through the registry
+    ("engine machinery", ["adcli.engine"]),
+    ("engine rules", ["adcli.engine.rules"]),
+    ("engine surface", ["adcli.engine.dispatch", "adcli.engine.tracer_api", "adcli.engine.grad", "adcli.engine.library",
+                        "adcli.engine.lists", "adcli.engine.containers", "adcli.engine.callbacks", "adcli.engine.api"]),
     ("measure", ["adcli.measure", "adcli.gradcheck"]),
-    ("rules", ["adcli.rules"]),
     ("testing", ["adcli.testing"]),
+    ("rules", ["adcli.rules"]),
+    ("data", ["adcli.data"]),
     ("profiler", ["adcli.profiler"]),
     ("advisor", ["adcli.advisor"]),
     ("app", ["adcli.app"]),
     ("render", ["adcli.render"]),
-    ("cli", ["adcli.cli", "adcli.cli_show", "adcli.cli_types", "adcli.__main__", "adcli.pytest_plugin"]),
+    ("cli", ["adcli.cli", "adcli.cli_types", "adcli.__main__"]),
+    ("plugin", ["adcli.pytest_plugin"]),
 ]
 
+#: Imports forbidden between two layers whatever their order: ``(importer, imported): reason``.
+NEVER: dict[tuple[str, str], str] = {
+    ("advisor", "profiler"): "the advisor reads profiles (adcli.data); it never runs a program",
+    ("data", "profiler"): "a profile is data: reading one runs nothing",
+    **{("cli", low): "the command line talks to the app and the renderers only"
+       for low in ("engine machinery", "engine rules", "engine surface", "measure", "testing", "rules", "data",
+                   "profiler", "advisor")},
+}
+
 #: The layers the facade ``adcli/__init__.py`` may import from.
-FACADE_LAYERS = ("base", "engine")
+FACADE_LAYERS = ("base", "engine machinery", "engine rules", "engine surface")
 
 #: Function-level imports of adcli modules that are allowed: ``(importer, imported): reason``.
 LAZY: dict[tuple[str, str], str] = {
@@ -117,6 +134,16 @@ def test_fake_upward_import_is_reported(tmp_path: Path) -> None:
     report = _check(tmp_path, {"low.py": "import os\n\nfrom .high import x\n", "high.py": "x = 1\n"})
     assert report.layers == [
         "pkg/low.py:3: pkg.low (low) imports pkg.high (high): a module may import only from its own layer or lower"
+    ]
+
+
+def test_fake_never_pair_is_reported_even_downward(tmp_path: Path) -> None:
+    """A pair of layers ``never`` forbids is reported however the layers are ordered; others pass."""
+    report = check(_tree(tmp_path, {"low.py": "x = 1\n", "mid.py": "from .low import x\n",
+                                    "high.py": "from .low import x\nfrom .mid import x as y\n"}),
+                   FAKE_LAYERS, facade_layers=("low",), never={("high", "low"): "test reason"})
+    assert report.layers == [
+        "pkg/high.py:1: pkg.high (high) imports pkg.low (low): high never imports low (test reason)"
     ]
 
 
@@ -232,7 +259,7 @@ def test_fake_long_module_is_reported(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def report() -> Report:
     """The checker's report on ``adcli/``."""
-    return check(ROOT, LAYERS, lazy=LAZY, optional=OPTIONAL, facade_layers=FACADE_LAYERS)
+    return check(ROOT, LAYERS, lazy=LAZY, optional=OPTIONAL, facade_layers=FACADE_LAYERS, never=NEVER)
 
 
 def test_every_module_has_a_layer(report: Report) -> None:

@@ -176,7 +176,7 @@ def test_a_gradient_never_imports_scipys_submodules():
 
 
 def test_served_natively_under_the_profiler(tmp_path):
-    from adcli.profiler import store
+    from adcli.data import store
 
     path = tmp_path / "model.py"
     path.write_text(SCRIPT)

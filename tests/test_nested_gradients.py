@@ -24,7 +24,7 @@ def test_a_profile_counts_the_programs_gradients_not_the_adjoints(tmp_path):
                                      replays=False)
     assert profile.totals.gradients == 3
     assert profile.totals.forward_s > 0 and profile.totals.reverse_s > 0
-    from adcli.profiler.store import load
+    from adcli.data.store import load
 
     again = load(str(tmp_path / "p.json"))  # the file reads back: every total is a time
     assert again.totals.gradients == 3

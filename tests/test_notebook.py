@@ -7,7 +7,7 @@ import pytest
 import adcli
 from adcli.app.advice import Advice
 from adcli.app.profiling import ProfileView
-from adcli.profiler import store
+from adcli.data import store
 from adcli.profiler.api import NoGradientError
 from adcli.rules import dispatch
 from tests.support.fresh import fresh_python

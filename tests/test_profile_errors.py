@@ -16,11 +16,12 @@ from click.testing import CliRunner
 from adcli.advisor import Thresholds
 from adcli.advisor.config import ThresholdError, thresholds
 from adcli.cli import cli
+from adcli.data import store
+from adcli.data.samples import decode
+from adcli.data.schema import ProfileError
 from adcli.fileio import OutputError
-from adcli.profiler import api, store
+from adcli.profiler import api
 from adcli.profiler.api import ProfileSavedElsewhere, profile_program
-from adcli.profiler.model import ProfileError
-from adcli.profiler.samples import decode
 from tests.support.profiles import document, run_adcli, saved, script, stats, trial, write
 
 COMMANDS = (["show"], ["show", "--format", "markdown"], ["show", "--format", "json"], ["suggest", "--all"],

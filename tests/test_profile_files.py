@@ -15,10 +15,12 @@ import numpy as np
 import pytest
 
 from adcli import fileio
+from adcli.data import store
+from adcli.data.model import Profile
+from adcli.data.records import CallTree
+from adcli.data.schema import ProfileError
 from adcli.fileio import OutputError
-from adcli.profiler import store
 from adcli.profiler.api import profile_program
-from adcli.profiler.model import CallTree, Profile, ProfileError
 from tests.support.profiles import ROOT, document, run_adcli, saved, script, stats
 
 

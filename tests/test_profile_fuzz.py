@@ -23,9 +23,10 @@ from adcli.app.advice import advise
 from adcli.app.compare import compare
 from adcli.app.export import export
 from adcli.app.profiling import show
+from adcli.data import store
+from adcli.data.model import Profile
+from adcli.data.schema import ProfileError
 from adcli.errors import AdcliError
-from adcli.profiler import store
-from adcli.profiler.model import Profile, ProfileError
 from adcli.render import formats, render
 from tests.support.profiles import document, stats, trial
 

@@ -8,9 +8,10 @@ import os
 import numpy as np
 import pytest
 
+from adcli.data import model, store
+from adcli.data.model import Profile
+from adcli.data.schema import ProfileError
 from adcli.errors import AdcliError
-from adcli.profiler import model, store
-from adcli.profiler.model import Profile, ProfileError
 
 
 def _allocs(fa=0, fb=0, ra=0, rb=0):
@@ -218,7 +219,7 @@ def test_deeply_nested_file(tmp_path):
 def test_values_of_the_wrong_kind_are_refused(tmp_path, patch, message):
     import json as _json
 
-    from adcli.profiler import model as _model
+    from adcli.data import model as _model
 
     data = _minimal_profile()
     data.update(patch)
@@ -288,7 +289,7 @@ def test_the_format_page_documents_exactly_the_fields_written():
 def test_signatures_left_out_by_the_replay_budget_make_a_profile_incomplete_only_above_a_share():
     # the replays go largest first: what the budget leaves out is the smallest; over 5% of the
     # gradient time the profile is incomplete, under it a note names them and the advice stands
-    from adcli.profiler.model import UNREPLAYED_SHARE, Profile
+    from adcli.data.model import UNREPLAYED_SHARE, Profile
     from tests.test_advisor import node, profile, sig
 
     p = Profile.from_json(profile([sig(1, "__main__.f(f64[1d])", kind="user", time=1.0, derived=0.5, primal=0.1)],

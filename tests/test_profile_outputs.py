@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from adcli.cli import cli
-from adcli.profiler import store
+from adcli.data import store
 from tests.support.profiles import ROOT, document, run_adcli, saved, stats, write
 
 

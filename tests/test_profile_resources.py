@@ -14,9 +14,9 @@ import pytest
 from click.testing import CliRunner
 
 from adcli.cli import cli
-from adcli.profiler import store
+from adcli.data import store
+from adcli.data.schema import ProfileError
 from adcli.profiler.api import profile_program
-from adcli.profiler.model import ProfileError
 from adcli.units import parse_bytes
 from tests.support.profiles import ROOT, document, run_adcli, saved, script, stats, write
 
@@ -213,7 +213,7 @@ def test_a_400_digit_integer_is_a_one_line_error(tmp_path, where):
     for command in (["show", "p.json"], ["suggest", "p.json"], ["export", "p.json", "-o", "r.py"]):
         res = run_adcli(*command, cwd=tmp_path)
         assert res.returncode == 2 and "400 digits" in res.stderr and "Traceback" not in res.stderr, res.stderr
-    from adcli.profiler.model import Profile
+    from adcli.data.model import Profile
 
     doc["totals"]["forward_s"] = 10**400  # Python data straight to the model: still a one-line error
     with pytest.raises(ProfileError, match="totals.forward_s"):
@@ -289,7 +289,7 @@ class CountingChildren(dict):
 
 def _tree_visits(n: int, monkeypatch) -> int:
     from adcli.advisor import choose, suggest
-    from adcli.profiler.model import Profile
+    from adcli.data.model import Profile
 
     sigs = [stats(i + 1, f"m.f{i}(f64[1d])", calls=1, time=0.001, derived=0.01) for i in range(n)]
     profile = Profile.from_json(document(sigs, total=n * 0.001))

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 import adcli
+from adcli.data.model import Profile
+from adcli.data.schema import ProfileError
 from adcli.profiler.api import run_meta
 from adcli.profiler.build import build
-from adcli.profiler.model import Profile, ProfileError
 from adcli.profiler.sampling import Kind, Sampler, kind_of
 from adcli.profiler.session import Session, run_with_profile_hook
 from adcli.render.profile import _headline

@@ -13,7 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from adcli.cli import cli
-from adcli.profiler.model import Profile, ProfileError
+from adcli.data.model import Profile
+from adcli.data.schema import ProfileError
 from adcli.render import render
 from adcli.render.profile import render_markdown, render_summary
 from tests.support.profiles import document, stats, trial, write

@@ -5,9 +5,9 @@ import os
 import numpy as np
 import pytest
 
+from adcli.data import store
 from adcli.engine.registry import REGISTRY
 from adcli.fileio import OutputError
-from adcli.profiler import store
 from adcli.profiler.api import NoGradientError, profile_program
 from adcli.profiler.runner import ScriptError
 from tests.support.node_clock import use_node_clock

@@ -13,9 +13,9 @@ from click.testing import CliRunner
 
 import adcli.rules
 from adcli.cli import cli
-from adcli.profiler.random_states import SCHEMAS, decode_random_state, encode_random_state
-from adcli.profiler.samples import decode, encode, malformed
-from adcli.profiler.store import _bounded_int
+from adcli.data.random_states import SCHEMAS, decode_random_state, encode_random_state
+from adcli.data.samples import decode, encode, malformed
+from adcli.data.store import _bounded_int
 from adcli.testing import GradientMismatch, check_grad, check_rule
 from tests.support.profiles import document, stats, write
 

@@ -8,8 +8,9 @@ import pytest
 from click.testing import CliRunner
 
 from adcli.cli import cli
-from adcli.profiler import store
-from adcli.profiler.model import Profile, ProfileError
+from adcli.data import store
+from adcli.data.model import Profile
+from adcli.data.schema import ProfileError
 from adcli.render.profile import render_json, render_markdown, render_speedscope, render_summary
 from adcli.units import human_bytes
 from tests.test_profile_model import make_profile as make_document

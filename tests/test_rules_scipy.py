@@ -143,7 +143,7 @@ def test_served_natively_under_the_profiler(tmp_path):
     out = subprocess.run([sys.executable, "-m", "adcli", "profile", "--no-replay", "-o", str(prof), str(path)],
                          capture_output=True, text=True, timeout=120, env=env)
     assert out.returncode == 0 and "ok" in out.stdout, out.stderr  # the script's own FD check ran under it
-    from adcli.profiler import store
+    from adcli.data import store
 
     [nll] = [s for s in store.load(str(prof)).signatures if s.signature.function == "__main__.nll"]
     assert nll.served_by == "derived" and nll.primitives > 0  # its ufuncs recorded as primitives

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from ..data.model import Profile
 from ..engine.signature import Signature
-from ..profiler.model import Profile
 from ..units import duration
 from . import explain
 from .config import Thresholds

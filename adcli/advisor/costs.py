@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..data.model import Profile
+from ..data.records import ImportOutcome, ImportTrial, recurrent
 from ..engine.signature import Signature
-from ..profiler.chains import recurrent
-from ..profiler.model import ImportOutcome, ImportTrial, Profile
 
 
 @dataclass
@@ -88,7 +88,7 @@ class Cost:
     @property
     def recurrent(self) -> bool:
         """Whether its operations form a recurrence (steps each needing the last: a time loop, a
-        stack of layers) rather than a map or a reduction (profiler.decompose.recurrent); False
+        stack of layers) rather than a map or a reduction (adcli.data.records.recurrent); False
         when the profile did not record its critical path."""
         return recurrent(self.nodes, self.operations, self.chain)
 

@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 
 from ..advisor import KEEP_DERIVED, AdviceSummary, Suggestion, suggest
 from ..advisor.config import Thresholds, thresholds
+from ..data.schema import ProfileError
+from ..data.store import load
 from ..errors import AdcliError
-from ..profiler.model import ProfileError
-from ..profiler.store import load
 from .compare import superseded
 
 DEFAULT_PROFILE = "adcli-profile.json"

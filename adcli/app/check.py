@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from ..data.samples import decode
+from ..data.store import Samples, load
 from ..engine.registry import declared_rules
 from ..errors import AdcliError
 from ..profiler.callsite import first_calls
 from ..profiler.runner import ScriptError, import_rules_file
-from ..profiler.samples import decode
 from ..profiler.script import load_script
-from ..profiler.store import Samples, load
 from ..rules.declare import Rule, suspended
 from ..rules.dispatch import dispatch
 from ..testing import GradientMismatch, RuleNotServed, RuleReport, check_rule, counting

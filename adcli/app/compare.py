@@ -6,9 +6,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from ..data.model import Profile
+from ..data.records import SignatureStats
+from ..data.store import load
 from ..engine.signature import Signature
-from ..profiler.model import Profile, SignatureStats
-from ..profiler.store import load
 from .timing import DEFAULT_BUDGET_S, Timing, time_sides
 
 

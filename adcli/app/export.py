@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 from ..advisor import HAND_WRITE, IMPORT
 from ..advisor.choose import LIBRARY
+from ..data.samples import decode
+from ..data.store import Samples, load, sidecar
 from ..fileio import OutputError, check_writable, refuse_inputs, write_text
-from ..profiler.samples import decode
-from ..profiler.store import Samples, load, sidecar
 from ..version import __version__
 from .advice import advise
 from .stubs import rules_module

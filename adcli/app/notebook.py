@@ -22,14 +22,14 @@ import os
 import time
 
 from ..advisor.config import thresholds
+from ..data.model import Profile
+from ..data.store import save
 from ..engine import hooks
 from ..errors import AdcliError
 from ..fileio import check_writable
 from ..profiler.api import DEFAULT_REPLAYS_TOTAL, DEFAULT_SAMPLE_BUDGET, NoGradientError, replay_allowance, run_meta, run_replays
 from ..profiler.build import build
-from ..profiler.model import Profile
 from ..profiler.session import Session
-from ..profiler.store import save
 from ..rules.inplace import serve_loaded
 from ..rules.instrument import default_excluded
 from .advice import Advice, advise_profiles
@@ -38,7 +38,7 @@ from .profiling import ProfileView
 
 class LiveProfile:
     """The context manager ``adcli.profile()`` returns; after the block, ``profile`` holds what
-    was measured (a :class:`~adcli.profiler.model.Profile`)."""
+    was measured (a :class:`~adcli.data.model.Profile`)."""
 
     def __init__(self, *, replays: bool = True, replay_budget: float = 0.2,
                  replays_total: float | str | None = DEFAULT_REPLAYS_TOTAL, include=(), exclude=(),

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from ..data.model import Profile
+from ..data.store import load, sidecar
 from ..fileio import OutputError, check_writable, refuse_inputs, same_file, write_text
 from ..profiler.api import DEFAULT_REPLAYS_TOTAL, DEFAULT_SAMPLE_BUDGET, profile_program
-from ..profiler.model import Profile
 from ..profiler.runner import RunResult
-from ..profiler.store import load, sidecar
 
 SORTS = ("time", "allocations")
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..data.model import Profile
+from ..data.store import load
 from ..fileio import check_writable, write_text
-from ..profiler.model import Profile
-from ..profiler.store import load
 from .advice import DEFAULT_PROFILE, Advice, IncompleteProfileError, advise
 from .compare import Comparison, compare_profiles, superseded
 

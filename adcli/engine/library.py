@@ -48,9 +48,8 @@ import numpy as np
 
 from ..errors import NoRuleError, TracingError
 from . import hooks
-from .library_args import ARRAYS, OWN, as_arrays
-from .core import has_tracer
 from .fills import unfill
+from .library_args import ARRAYS, OWN, as_arrays
 from .pytree import hidden_in
 from .registry import REGISTRY, Entry, serving
 from .signature import Signature

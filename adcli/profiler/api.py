@@ -15,15 +15,16 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from .. import measure
+from ..data.model import Profile
+from ..data.records import Replay
+from ..data.store import save, sidecar
 from ..errors import AdcliError
 from ..fileio import OutputError, check_writable, refuse_inputs
 from ..version import __version__
 from . import replay
 from .build import build
-from .model import Profile, Replay
 from .runner import RunResult, ScriptError, find_module, load_rules, run_module, run_script
 from .session import Session
-from .store import save, sidecar
 
 # The replays of one run take at most as long as the program itself took (REPLAY_SHARE of its run
 # time, --replay-budget auto), but at least REPLAY_FLOOR_S and at most REPLAY_CAP_S; a number of

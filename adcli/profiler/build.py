@@ -1,10 +1,11 @@
-"""From a finished session to a :class:`~adcli.profiler.model.Profile`: the call tree with
+"""From a finished session to a :class:`~adcli.data.model.Profile`: the call tree with
 inclusive and self values, and the per-signature totals (docs/profile-format.md)."""
 
 from __future__ import annotations
 
-from .model import Allocs, CallTree, Profile, Sample, SignatureStats, Totals
-from .samples import encode
+from ..data.model import Profile
+from ..data.records import Allocs, CallTree, Sample, SignatureStats, Totals
+from ..data.samples import encode
 from .session import Session
 
 

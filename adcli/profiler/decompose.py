@@ -44,15 +44,16 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..data.records import recurrent
 from ..engine import hooks
 from ..engine.core import BINARY_KINDS, Primitive, binary_parents, pb_general, pb_joint, pb_unary
 from ..engine.grad import vjp
 from ..engine.hooks import Session
+from ..engine.introspect import carried
 from ..engine.rules_linalg import _pb_solve
 from ..engine.sums import unbroadcast
 from ..engine.tape import node_parents
 from ..measure import stable_median
-from .chains import carried, recurrent
 from .closed_forms import _GENERALISED, _LEAN_REDUCTIONS, _is_cholesky, _lean_cholesky, _lean_solve
 
 _perf = time.perf_counter

@@ -21,6 +21,8 @@ import time
 
 import numpy as np
 
+from ..data.model import Profile
+from ..data.records import ImportOutcome, ImportTrial, Replay, SignatureStats
 from ..engine.descriptors import array_type
 from ..engine.grad import vjp
 from ..engine.pytree import flatten
@@ -33,7 +35,6 @@ from ..rules.declare import register
 from ..rules.dispatch import dispatch
 from .build import source_lines
 from .decompose import calibration, decompose
-from .model import ImportOutcome, ImportTrial, Profile, Replay, SignatureStats
 
 
 def choose(profile: Profile, coverage: float = 0.95, limit: int = 12) -> list[SignatureStats]:

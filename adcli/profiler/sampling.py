@@ -34,11 +34,14 @@ every one. Gradients timed whole are counted by their own thread without the ses
 
 from __future__ import annotations
 
+import copy
 import functools
 
 import numpy as np
 
 from ..engine.descriptors import describe
+from ..engine.grad import stop_gradient
+from ..engine.pytree import flatten
 from ..engine.signature import signature_key
 
 ndarray = np.ndarray
@@ -308,3 +311,21 @@ def merged(kinds, root):
                     d = dst.children[sid] = new(child.sig, dst)
                 stack.append((d, child))
     return root
+
+
+def capture(args, kwargs, limit: int, budget: int):
+    """(a copy of a call's arguments, of its keywords, their bytes) with traced values by their
+    plain value, or a marker instead of the arguments when they are too big to keep: more than
+    ``limit`` elements for this call, or more than the ``budget`` bytes the samples have left."""
+    try:
+        plain = stop_gradient(list(args))
+        plain_kw = stop_gradient(dict(kwargs))
+        arrays = [v for v in flatten(plain)[0] + flatten(plain_kw)[0] if isinstance(v, (np.ndarray, np.generic))]
+        if sum(np.size(v) for v in arrays) > limit:
+            return "too-big", None, 0
+        nbytes = sum(v.nbytes for v in arrays)
+        if nbytes > budget:
+            return "over the total sample budget", None, 0
+        return copy.deepcopy(plain), copy.deepcopy(plain_kw), nbytes
+    except Exception:  # noqa: BLE001 - arguments that cannot be copied are simply not sampled
+        return "uncopyable", None, 0

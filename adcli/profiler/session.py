@@ -37,8 +37,7 @@ from ..engine.fills import unfill
 from ..engine.signature import Signature, signature_key
 from ..engine.tape import backward
 from .paths import code_location, default_excluded
-from .samples import capture
-from .sampling import OVERHEAD_BUDGET, Sampler, merged
+from .sampling import OVERHEAD_BUDGET, Sampler, capture, merged
 from .stretches import reverse, stretches_of
 
 ndarray = np.ndarray

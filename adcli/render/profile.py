@@ -1,6 +1,6 @@
 """Render a loaded profile (docs/profile-format.md): a rich summary table, JSON, markdown, speedscope.
 
-Every renderer is a pure function of a validated :class:`~adcli.profiler.model.Profile`.
+Every renderer is a pure function of a validated :class:`~adcli.data.model.Profile`.
 """
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 
 from ..app.profiling import SORTS
-from ..profiler.model import CallTree, Profile, SignatureStats
+from ..data.model import Profile
+from ..data.records import CallTree, SignatureStats
 from ..units import DASH, duration, human_bytes
 from ..version import __version__
 from .console import capture, fitted, left_out

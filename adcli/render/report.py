@@ -10,7 +10,7 @@ import math
 from html import escape as _escape
 
 from ..app.report import Report
-from ..profiler.model import Profile
+from ..data.model import Profile
 from ..units import duration, human_bytes, ratio
 from .profile import ranked, sampled
 from .text import safe

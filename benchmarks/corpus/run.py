@@ -71,7 +71,7 @@ def breaches(path: str) -> list[str]:
     """What the advice on the profile at ``path`` says that contradicts itself (adcli.advisor.invariants)."""
     from adcli.advisor import suggest
     from adcli.advisor.invariants import violations
-    from adcli.profiler.store import load
+    from adcli.data.store import load
 
     suggestions, summary = suggest([load(path)])
     return violations(suggestions, summary.gradient_s)
@@ -242,7 +242,7 @@ def advise_again(row: dict, kept: Path) -> dict:
     in this process, and the row's own measurement of the rule."""
     from adcli.advisor import suggest
     from adcli.advisor.invariants import violations
-    from adcli.profiler.store import load
+    from adcli.data.store import load
 
     program = row["program"]
     profiles = []

@@ -226,9 +226,12 @@ def _describe(imp: Import, layers: LayerTable, root: Path) -> str:
 
 
 def _layer_violations(imports: Sequence[Import], layers: LayerTable, root: Path, facade_layers: Collection[str],
-                      lazy: Collection[tuple[str, str]] = ()) -> list[str]:
-    """Imports from a higher layer, and facade imports outside ``facade_layers`` (except the
-    function-level ones ``lazy`` admits: a facade attribute that loads a higher layer on first use)."""
+                      lazy: Collection[tuple[str, str]] = (), never: Mapping[tuple[str, str], str] | None = None) -> list[str]:
+    """Imports from a higher layer, imports ``never`` forbids between two layers however they are
+    ordered (``(importer layer, imported layer): reason``), and facade imports outside
+    ``facade_layers`` (except the function-level ones ``lazy`` admits: a facade attribute that loads
+    a higher layer on first use)."""
+    never = {} if never is None else never
     facade = root.name
     rank = {name: i for i, (name, _) in enumerate(layers)}
     out: list[str] = []
@@ -244,6 +247,8 @@ def _layer_violations(imports: Sequence[Import], layers: LayerTable, root: Path,
                 out.append(f"{_describe(imp, layers, root)}: the package facade may import only from {allowed}")
         elif rank[dst] > rank[src]:
             out.append(f"{_describe(imp, layers, root)}: a module may import only from its own layer or lower")
+        elif (src, dst) in never and not (imp.in_function and (imp.importer, imp.target) in lazy):
+            out.append(f"{_describe(imp, layers, root)}: {src} never imports {dst} ({never[src, dst]})")
     return out
 
 
@@ -416,18 +421,21 @@ def check(
     lazy: Mapping[tuple[str, str], str] | None = None,
     optional: Collection[str] = (),
     facade_layers: Collection[str] = ("base", "engine"),
+    never: Mapping[tuple[str, str], str] | None = None,
 ) -> Report:
     """Check the layering of the package whose directory is ``root``.
 
     ``layers`` orders the layers from low to high; ``lazy`` admits ``(importer, target)``
     function-level imports of package modules; ``optional`` admits function-level imports of outside
-    modules; ``facade_layers`` are the layers the facade (``root/__init__.py``) may import from.
+    modules; ``facade_layers`` are the layers the facade (``root/__init__.py``) may import from;
+    ``never`` forbids imports between two layers, ``(importer layer, imported layer): reason``, even
+    downward (the advisor reads profiles but never runs a program).
     """
     lazy = {} if lazy is None else lazy
     modules = discover(root)
     imports, errors = collect_imports(root, modules)
     return Report(
-        layers=_layer_violations(imports, layers, root, facade_layers, lazy),
+        layers=_layer_violations(imports, layers, root, facade_layers, lazy, never),
         unknown=_unknown_modules(modules, layers, root),
         cycles=_cycles(imports, layers, root),
         lazy=_lazy_violations(imports, layers, root, lazy, optional) + stale_lazy(imports, lazy),

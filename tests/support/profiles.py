@@ -69,8 +69,8 @@ def saved(folder, name="p.json") -> str:
     """A profile with one sample array, saved as a pair in ``folder``; its path."""
     import numpy as np
 
-    from adcli.profiler import store
-    from adcli.profiler.model import Profile
+    from adcli.data import store
+    from adcli.data.model import Profile
 
     path = os.path.join(folder, name)
     store.save(Profile.from_json(document([stats(1, "numpy.sum(f64[1d])")])), path, {"s1_a0": np.ones(3)})

@@ -1,9 +1,13 @@
-"""The checks a profile's JSON fields pass (``model._Reader``): types, and bounds on every
-number a reader computes with, so that no sum, product or ratio of them can overflow."""
+"""The profile document's vocabulary (docs/profile-format.md): its schema name and version, the
+words its fields may hold, and the checks every field passes (``model._Reader``): types, and
+bounds on every number a reader computes with, so that no sum, product or ratio of them can
+overflow."""
 
 from __future__ import annotations
 
 import math
+
+from ..errors import AdcliError
 
 MAX_COUNT = 2**53  # counts and bytes: exact in a float
 MAX_SECONDS = 1e9  # times: 31 years
@@ -62,3 +66,15 @@ def is_pair(x) -> bool:
 
 CHECKS = {int: is_count, float: is_seconds, Signed: is_signed_seconds, str: lambda x: isinstance(x, str),
           bool: lambda x: isinstance(x, bool), dict: lambda x: isinstance(x, dict), list: lambda x: isinstance(x, list)}
+
+
+SCHEMA = "adcli-profile"
+VERSION = 2
+KINDS = ("numpy", "user")
+SOURCES = ("native", "derived", "imported", "hand-written")
+OUTPUTS = ("value", "tuple", "list", "dict", "None", "object")  # session.output_kind; rules return the first two
+REPLAYS = ("done", "skipped", "interrupted")
+
+
+class ProfileError(AdcliError):
+    """A profile file is missing, corrupt, truncated, foreign, or from a newer adcli."""

@@ -4,15 +4,11 @@ strings inline, containers item by item, random states by their bit generator's 
 
 from __future__ import annotations
 
-import copy
-
 import numpy as np
 
 from ..engine.descriptors import describe
-from ..engine.grad import stop_gradient
-from ..engine.pytree import flatten
-from .fields import MAX_INT, MAX_NESTING
 from .random_states import decode_random_state, encode_random_state
+from .schema import MAX_INT, MAX_NESTING
 
 # NumPy scalars a sample stores inline: those whose .item() is a JSON number or bool
 SCALAR_DTYPES = {np.dtype(c).name for c in "?bhilqBHILQefd"}
@@ -113,21 +109,3 @@ def _random_state_reads(entry) -> bool:
     except ValueError:
         return False
     return True
-
-
-def capture(args, kwargs, limit: int, budget: int):
-    """(a copy of a call's arguments, of its keywords, their bytes) with traced values by their
-    plain value, or a marker instead of the arguments when they are too big to keep: more than
-    ``limit`` elements for this call, or more than the ``budget`` bytes the samples have left."""
-    try:
-        plain = stop_gradient(list(args))
-        plain_kw = stop_gradient(dict(kwargs))
-        arrays = [v for v in flatten(plain)[0] + flatten(plain_kw)[0] if isinstance(v, (np.ndarray, np.generic))]
-        if sum(np.size(v) for v in arrays) > limit:
-            return "too-big", None, 0
-        nbytes = sum(v.nbytes for v in arrays)
-        if nbytes > budget:
-            return "over the total sample budget", None, 0
-        return copy.deepcopy(plain), copy.deepcopy(plain_kw), nbytes
-    except Exception:  # noqa: BLE001 - arguments that cannot be copied are simply not sampled
-        return "uncopyable", None, 0

@@ -17,121 +17,42 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.signature import Signature
-from ..errors import AdcliError
 from ..units import safe
-from .fields import CHECKS, KIND_NAMES, MAX_COUNT, MAX_NESTING, Signed, is_count, is_int, is_pair, nesting
-from .measures import Allocs, Totals
-from .replay_model import DECOMPOSITION, ImportOutcome, ImportTrial, Replay
+from .records import (
+    DECOMPOSITION,
+    Allocs,
+    CallTree,
+    ImportOutcome,
+    ImportTrial,
+    Replay,
+    Sample,
+    SignatureStats,
+    Totals,
+)
 from .samples import malformed
-
-SCHEMA = "adcli-profile"
-VERSION = 2
-KINDS = ("numpy", "user")
-SOURCES = ("native", "derived", "imported", "hand-written")
-OUTPUTS = ("value", "tuple", "list", "dict", "None", "object")  # session.output_kind; rules return the first two
-
-
-class ProfileError(AdcliError):
-    """A profile file is missing, corrupt, truncated, foreign, or from a newer adcli."""
-
+from .schema import (
+    CHECKS,
+    KIND_NAMES,
+    KINDS,
+    MAX_COUNT,
+    MAX_NESTING,
+    OUTPUTS,
+    REPLAYS,
+    SCHEMA,
+    SOURCES,
+    VERSION,
+    ProfileError,
+    Signed,
+    is_count,
+    is_int,
+    is_pair,
+    nesting,
+)
 
 # Signatures the replay budget left out make a profile incomplete when their share of the gradient
 # time is above this: the smallest of a program's signatures (the replays go largest first) leave
 # the advice on the others whole, and a note names them (profiler/api.py).
 UNREPLAYED_SHARE = 0.05
-
-
-@dataclass
-class Sample:
-    """A call's first arguments, encoded (see :func:`encode`); arrays live in the ``.npz``."""
-
-    args: list
-    kwargs: dict
-
-    def to_json(self) -> dict:
-        return {"args": self.args, "kwargs": self.kwargs}
-
-
-@dataclass(kw_only=True)
-class Measured:
-    """What the run measured at one place (a signature, or a node of the call tree): inclusive
-    values cover the callees, ``self_*`` values do not."""
-
-    calls: int = 0
-    forward_s: float = 0.0
-    self_forward_s: float = 0.0
-    reverse_s: float = 0.0
-    self_reverse_s: float = 0.0
-    primitives: int = 0
-    self_primitives: int = 0
-    allocs: Allocs = field(default_factory=Allocs)
-    self_allocs: Allocs = field(default_factory=Allocs)
-
-    @property
-    def gradient_s(self) -> float:
-        """Inclusive forward + reverse seconds."""
-        return self.forward_s + self.reverse_s
-
-    def _measured_json(self) -> dict:
-        return {"calls": self.calls, "forward_s": self.forward_s, "self_forward_s": self.self_forward_s,
-                "reverse_s": self.reverse_s, "self_reverse_s": self.self_reverse_s, "primitives": self.primitives,
-                "self_primitives": self.self_primitives, "allocs": self.allocs.to_json(),
-                "self_allocs": self.self_allocs.to_json()}
-
-
-@dataclass(kw_only=True)
-class SignatureStats(Measured):
-    """What the run measured for one signature, summed over its places in the call tree."""
-
-    id: int
-    signature: Signature
-    kind: str  # "numpy" or "user"
-    served_by: str  # the rule source that served most calls (SOURCES)
-    served_counts: dict = field(default_factory=dict)
-    location: str = ""
-    replay: Replay | None = None
-    sample: Sample | None = None
-    traced: list | None = None  # positions of the first call's arguments that held traced values
-    output: str | None = None  # what its first call returned (OUTPUTS): whether a rule can return it
-    lines: int | None = None  # a user function's source lines (what a rule for it re-implements); None: unknown
-
-    @property
-    def function(self) -> str:
-        return self.signature.function
-
-    def to_json(self) -> dict:
-        return {
-            "id": self.id, "signature": str(self.signature), "function": self.function, "kind": self.kind,
-            "served_by": self.served_by, "served_counts": dict(self.served_counts), "location": self.location,
-            "traced": None if self.traced is None else list(self.traced), "output": self.output, "lines": self.lines,
-            **self._measured_json(),
-            "replay": None if self.replay is None else self.replay.to_json(),
-            "sample": None if self.sample is None else self.sample.to_json(),
-        }
-
-
-@dataclass(kw_only=True)
-class CallTree(Measured):
-    """One signature at one place in the call tree (``sig`` 0 is the program root)."""
-
-    sig: int
-    children: list = field(default_factory=list)
-
-    def to_json(self) -> list:
-        """The tree flat, in pre-order: each node names its ``parent`` by position (the root,
-        first, has none), so the document's size grows with the number of nodes, not with the
-        square of the depth, and no reader needs to recurse."""
-        out: list = []
-        stack = [(self, None)]
-        while stack:
-            node, parent = stack.pop()
-            out.append({"parent": parent, "sig": node.sig, **node._measured_json()})
-            me = len(out) - 1
-            stack.extend((c, me) for c in reversed(node.children))
-        return out
-
-
-REPLAYS = ("done", "skipped", "interrupted")
 
 
 @dataclass

@@ -26,8 +26,8 @@ import zlib
 import numpy as np
 
 from ..fileio import OutputError, publish, stage
-from .fields import MAX_INT, MAX_JSON_VALUES, MAX_PROFILE_BYTES
-from .model import Profile, ProfileError
+from .model import Profile
+from .schema import MAX_INT, MAX_JSON_VALUES, MAX_PROFILE_BYTES, ProfileError
 
 PAIR_KEY = "__pair__"
 MAX_ARRAY_BYTES = 400_000_000  # one sample array, and all of them read in one session
