@@ -21,7 +21,14 @@ from .errors import AdcliError
 
 
 class GradientMismatch(AdcliError, AssertionError):
-    """A gradient disagrees with finite differences, or has the wrong type or shape."""
+    """A gradient disagrees with finite differences, or has the wrong type or shape.
+
+    ``against``: what it was compared with when it disagreed ("finite differences", "the
+    native rule", "repeated call", ...), for callers that word the failure their own way."""
+
+    def __init__(self, message: str = "", against: str = "finite differences") -> None:
+        super().__init__(message)
+        self.against = against
 
 
 def is_float_leaf(v) -> bool:

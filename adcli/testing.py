@@ -15,15 +15,15 @@ from .engine.core import Tracer, has_tracer
 from .engine.descriptors import callable_name
 from .engine.grad import value_and_grad
 from .engine.pytree import flatten, paths
-from .engine.registry import declared_for, names_of, qualified_name, serving
+from .engine.registry import declared_for, names_of, qualified_name, serving, suspended, target_key
 from .engine.signature import Signature
-from .errors import RuleError
+from .errors import AdcliError, RuleError
 from .gradcheck import GradientMismatch, argument_names, check_grad, gradient_check, is_float_leaf
 from .measure import Measurement, measure
-from .rules.declare import suspended, target_key
 from .units import duration, human_bytes
 
-__all__ = ["check_grad", "check_rule", "GradientMismatch", "RuleNotServed", "RuleReport", "Measurement", "measure"]
+__all__ = ["check_grad", "check_rule", "compare_gradients", "GradientMismatch", "RuleNotServed", "RuleReport", "Measurement",
+           "measure"]
 
 
 @dataclass
@@ -57,7 +57,8 @@ class RuleNotServed(GradientMismatch):
 
 def check_rule(target: Callable, *args: Any, kwargs: dict | None = None, seed: int = 0,
                rtol: float | None = None, atol: float | None = None, repeats: int = 15,
-               timing: bool = True, rule=None) -> RuleReport:
+               timing: bool = True, rule=None, argnums: tuple | None = None,
+               domain: Callable | None = None) -> RuleReport:
     """Check the rule that serves ``target(*args, **kwargs)``, in the spirit of Mooncake's
     ``test_rule``: gradient against central finite differences (random directions, several
     steps), agreement with the derived/native rule it replaces, output type/shape/dtype equal to
@@ -73,6 +74,11 @@ def check_rule(target: Callable, *args: Any, kwargs: dict | None = None, seed: i
     Random states among the arguments (``np.random.Generator``, ``RandomState``, a bit
     generator) are restored before every call, so that each call draws the same numbers.
 
+    ``argnums``: the arguments to differentiate (every one holding a float, if not given).
+    ``domain``: a function of the argument list giving the list the target is called with, for
+    a target whose inputs obey a contract finite differences would break (``np.linalg.cholesky``
+    takes a symmetric matrix: ``domain`` symmetrises it, and the check runs on that subspace).
+
     ``rule``: the declared rule that must serve the call. Without it, a target with declared
     rules must be served by one of them: a call that no declared rule matches (a keyword
     argument left out, another type) fails rather than checking the derived rule instead.
@@ -83,12 +89,12 @@ def check_rule(target: Callable, *args: Any, kwargs: dict | None = None, seed: i
     """
     __tracebackhide__ = True  # pytest: a failed check is its message
     try:
-        return _check_rule(target, args, kwargs or {}, seed, rtol, atol, repeats, timing, rule)
+        return _check_rule(target, args, kwargs or {}, seed, rtol, atol, repeats, timing, rule, argnums, domain)
     except (GradientMismatch, RuleError) as exc:
         raise exc.with_traceback(None) from None
 
 
-def _check_rule(target, args, kwargs, seed, rtol, atol, repeats, timing, expected) -> RuleReport:
+def _check_rule(target, args, kwargs, seed, rtol, atol, repeats, timing, expected, argnums, domain) -> RuleReport:
     rng = np.random.default_rng(seed)
     states = random_states([args, kwargs])
     key = _key(target)
@@ -102,10 +108,13 @@ def _check_rule(target, args, kwargs, seed, rtol, atol, repeats, timing, expecte
         raise RuleNotServed(not_served(declared, call_sig, key))
     fallback = f"{served.fallback} rule" if rule is not None and served.fallback is not None else None
     name = str(rule.signature) if rule is not None else qualified_name(key)
-    argnums = tuple(i for i, a in enumerate(args) if any(is_float_leaf(v) for v in flatten(a)[0]))
+    if argnums is None:
+        argnums = tuple(i for i, a in enumerate(args) if any(is_float_leaf(v) for v in flatten(a)[0]))
     if not argnums:
         raise GradientMismatch(f"{name}: no float argument to differentiate")
     names = argument_names(getattr(target, "__adcli_original__", target), len(args))
+    if domain is not None:
+        call, target = target, lambda *a, **kw: call(*domain(list(a)), **kw)
     reseed(states)
     primal = target(*args, **kwargs)
     primal_leaves = flatten(primal)[0]
@@ -143,7 +152,7 @@ def _check_rule(target, args, kwargs, seed, rtol, atol, repeats, timing, expecte
         _check_unchanged(name, before, args)
         checks.append("inputs unchanged")
         again = value_and_grad(scalar, argnums)(*args)[1]
-        _compare(name, grads, again, "repeated call", argnums, names, exact=True)
+        compare_gradients(name, grads, again, "repeated call", argnums, names, exact=True)
         checks.append("repeatable")
 
         def seeded(order):
@@ -156,20 +165,24 @@ def _check_rule(target, args, kwargs, seed, rtol, atol, repeats, timing, expecte
         for order in ("before", "after"):
             g2 = value_and_grad(seeded(order), argnums)(*args)[1]
             expected_g = [_add_tree(g, seeds[i]) for g, i in zip(grads, argnums)]
-            _compare(name, expected_g, g2, f"accumulation with another cotangent recorded {order} the call", argnums,
+            compare_gradients(name, expected_g, g2, f"accumulation with another cotangent recorded {order} the call", argnums,
                      names)
         checks.append("accumulation")
         cost = measure(lambda: value_and_grad(scalar, argnums)(*args), repeats) if timing else None
     if rule is not None and served_calls[0] != traced[0]:
         raise RuleNotServed(f"{name}: the rule served {served_calls[0]} of the {traced[0]} traced call(s) the check made")
-    fallback_cost = None
+    fallback_cost, derived = None, None
     if rule is not None and fallback is not None:
         with suspended(rule):
-            derived = value_and_grad(scalar, argnums)(*args)[1]
-            if timing:
+            try:
+                derived = value_and_grad(scalar, argnums)(*args)[1]
+            except AdcliError as exc:  # the replaced rule refuses this call: nothing to agree with
+                checks.append(f"the {fallback} does not serve this call ({exc})")
+            if timing and derived is not None:
                 fallback_cost = measure(lambda: value_and_grad(scalar, argnums)(*args), repeats)
-        _compare(name, derived, grads, f"the {fallback}", argnums, names, rtol=rtol or 1e-6, atol=atol or 1e-9,
-                 who=("the " + fallback, "the rule"))
+    if derived is not None:
+        compare_gradients(name, derived, grads, f"the {fallback}", argnums, names, rtol=rtol or 1e-6, atol=atol or 1e-9,
+                          who=("the rule", "the " + fallback))
         checks.append(f"agrees with {fallback}")
     captured.clear()
     reseed(states)  # the caller's random states as they were
@@ -312,7 +325,7 @@ def _judge_on_kink(k: Kink):
                                "and agrees when checked again")
     at = f"{k.name}: the sample is not smooth ({who} disagrees with finite differences there too: {why})"
     grads = value_and_grad(k.scalar, k.argnums)(*k.args)[1]
-    _compare(at, replaced(lambda: value_and_grad(k.scalar, k.argnums)(*k.args)[1]), grads, f"{who} at this sample",
+    compare_gradients(at, replaced(lambda: value_and_grad(k.scalar, k.argnums)(*k.args)[1]), grads, f"{who} at this sample",
              k.argnums, k.fd["names"], who=("the rule", who))
     rng = np.random.default_rng(k.fd["seed"] + 1)
     for attempt in range(1, PERTURBATIONS + 1):
@@ -360,9 +373,10 @@ def _add_tree(g, seed_leaves):
     return unflatten([v if s is None else v + s for v, s in zip(leaves, seed_leaves)])
 
 
-def _compare(name, a, b, what, argnums, names, exact=False, rtol=1e-6, atol=1e-9, who=("the rule", None)):
-    """Raise GradientMismatch naming the argument and its worst component where ``b`` (what the
-    rule gave) differs from ``a`` (what it should give: ``what``)."""
+def compare_gradients(name, a, b, what, argnums, names, exact=False, rtol=1e-6, atol=1e-9, who=("the rule", None)):
+    """Raise GradientMismatch (``against`` = ``what``) naming the argument and its worst component
+    where the gradients ``b`` (what the rule gave) differ from ``a`` (what it should give: ``what``),
+    one per argument of ``argnums``, each a tree; float32 leaves compared at their precision."""
     for k, (ga, gb) in zip(argnums, zip(a, b)):
         where = paths(ga)
         for p, x, y in zip(where, flatten(ga)[0], flatten(gb)[0]):
@@ -384,7 +398,7 @@ def _compare(name, a, b, what, argnums, names, exact=False, rtol=1e-6, atol=1e-9
             raise GradientMismatch(
                 f"{name}: the gradient w.r.t. {argument} differs from {what}: worst component{' ' + at if at else ''}: "
                 f"{who[0]} {ya.flat[i]:.6g}, {who[1] or 'expected'} {xa.flat[i]:.6g} (relative error {rel}); "
-                f"{int(np.count_nonzero(bad))} of {xa.size} component(s) differ")
+                f"{int(np.count_nonzero(bad))} of {xa.size} component(s) differ", against=what)
 
 
 def _check_output(name, primal, traced):

@@ -17,8 +17,7 @@ from adcli.errors import RuleError
 from adcli.rules import register, rules_for, unregister
 from adcli.rules.autograd_catalog import catalog, find, summary
 from adcli.rules.autograd_import import import_rule, imported_rules, unimport
-from adcli.rules.autograd_verify import _agree
-from adcli.testing import check_grad
+from adcli.testing import GradientMismatch, check_grad, compare_gradients
 from tests.support.recorder import recording
 
 F1, F2 = "f64[1d]", "f64[2d]"
@@ -287,7 +286,7 @@ def doubled(real):
     return vjpmaker
 
 
-NUMBERS = r"adcli (-?[0-9.e+-]+), finite differences (-?[0-9.e+-]+)"
+NUMBERS = r"the rule (-?[0-9.e+-]+), finite differences (-?[0-9.e+-]+)"
 
 
 @pytest.mark.parametrize("func", [np.kron] + ([ss.gammaln] if ss is not None else []), ids=lambda f: find(f).name)
@@ -312,16 +311,20 @@ def test_disagreement_with_the_native_rule_is_refused_naming_both_numbers(monkey
     monkeypatch.setitem(FAST_UFUNCS, np.sin, bad)
     with pytest.raises(RuleError, match="disagrees with adcli's native rule") as info:
         import_rule(np.sin, F1)
-    m = re.search(r"is (-?[0-9.e+-]+) \(autograd\) vs (-?[0-9.e+-]+) \(adcli's native rule\)", str(info.value))
+    m = re.search(r"the rule (-?[0-9.e+-]+), the native rule (-?[0-9.e+-]+)", str(info.value))
     assert m, str(info.value)
     assert float(m.group(2)) == pytest.approx(2 * float(m.group(1)))
     assert rules_for(np.sin) == {}
 
 
-def test_agree_names_the_element_and_both_numbers():
-    with pytest.raises(RuleError, match=r"argument 1\[1, 0\] is 5\.0 \(autograd\) vs 3\.0 \(the reference\)"):
-        _agree("f(x, y)", 1, np.array([[1.0, 2.0], [5.0, 4.0]]), np.array([[1.0, 2.0], [3.0, 4.0]]), "the reference")
-    _agree("f(x)", 0, np.array([1.0, 2.0]), np.array([1.0, 2.0 + 1e-12]), "the reference")
+def test_compare_gradients_names_the_element_and_both_numbers():
+    """The one gradient comparison (check_rule's, and so an import's verification's)."""
+    a, b = np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[1.0, 2.0], [5.0, 4.0]])
+    with pytest.raises(GradientMismatch, match=r"argument 1 \(y\) differs from the reference: worst component "
+                                               r"\[1, 0\]: autograd 5, the reference 3") as info:
+        compare_gradients("f(x, y)", [a], [b], "the reference", (1,), ["x", "y"], who=("autograd", "the reference"))
+    assert info.value.against == "the reference"
+    compare_gradients("f(x)", [np.array([1.0, 2.0])], [np.array([1.0, 2.0 + 1e-12])], "the reference", (0,), ["x"])
 
 
 def test_failed_verification_restores_the_rule_it_replaced(monkeypatch):

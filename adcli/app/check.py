@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 
 from ..data.samples import decode
 from ..data.store import Samples, load
-from ..engine.registry import declared_rules
+from ..engine.registry import declared_rules, suspended
 from ..errors import AdcliError
 from ..profiler.callsite import first_calls
 from ..profiler.runner import ScriptError, import_rules_file
 from ..profiler.script import load_script
-from ..rules.declare import Rule, suspended
+from ..rules.declare import Rule
 from ..rules.dispatch import dispatch
 from ..testing import GradientMismatch, RuleNotServed, RuleReport, check_rule, counting
 from .evidence import argument_names_of, evidence

@@ -17,11 +17,10 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ..engine.grad import vjp
-from ..engine.registry import without_declared
+from ..engine.registry import suspended, without_declared
 from ..gradcheck import argument_names
 from ..measure import peak_bytes, stable_median
 from ..profiler.replay import float_argnums
-from ..rules.declare import suspended
 from ..testing import GradientMismatch, check_rule
 from .scaling import apply, describe_scaling, plan
 

@@ -27,14 +27,13 @@ from ..data.model import Profile
 from ..data.records import Replay
 from ..data.samples import decode
 from ..data.store import Samples
-from ..engine.registry import add_rule, remove_rule
+from ..engine.registry import add_rule, remove_rule, suspended
 from ..engine.signature import Signature
 from ..errors import AdcliError
 from ..measure import Spread, interleaved
 from ..profiler.callsite import CallSiteError, first_call
 from ..profiler.replay import setup
 from ..profiler.runner import ScriptError
-from ..rules.declare import suspended
 from ..rules.dispatch import original
 from .check import load_rules_file, load_script_definitions
 from .targets import export_target

@@ -51,7 +51,7 @@ from . import hooks
 from .fills import unfill
 from .library_args import ARRAYS, OWN, as_arrays
 from .pytree import hidden_in
-from .registry import REGISTRY, Entry, serving
+from .registry import LIBRARY_KEYS, REGISTRY, Entry, serving
 from .signature import Signature
 from .where import user_location
 
@@ -318,6 +318,9 @@ def is_key(obj) -> bool:
         return any(obj == k for k in KEYS.values()) if callable(obj) else False
     except TypeError:  # pragma: no cover - an object whose == raises
         return False
+
+
+LIBRARY_KEYS.append(is_key)
 
 
 def original(name: str):

@@ -22,6 +22,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
+from ..errors import RuleError
 from .descriptors import callable_name
 from .signature import signature_key
 
@@ -276,3 +277,56 @@ def _unruled(e: Entry) -> Served | None:
 
 _UFUNC_SERVED = Served("native", None, True, None, None)  # the engine applies the ufunc's Primitive
 _USER_SERVED = Served("derived", None, True, None, None)  # a user function's own body, traced
+
+
+# --- naming a target, and taking rules out for a while -----------------------------------------
+
+#: Predicates saying whether an object is a library (SciPy) callable the engine serves by
+#: identity, like NumPy's: engine.library adds its own when it loads.
+LIBRARY_KEYS: list[Callable[[object], bool]] = []
+
+
+def target_key(target):
+    """Registry key: the callable itself for NumPy, ``(module, qualname)`` for a Python function
+    (or a ``"module:qualname"`` string naming one that is not defined yet, e.g. in a script)."""
+    if isinstance(target, str):
+        if ":" not in target:
+            raise RuleError(f"name a function as 'module:qualname', e.g. '__main__:lml', not {target!r}")
+        module, _, qual = target.partition(":")
+        return (module, qual)
+    if _is_numpy_callable(target):
+        return target
+    module = getattr(target, "__module__", None)
+    qual = getattr(target, "__qualname__", None)
+    if not callable(target) or module is None or qual is None or "<lambda>" in qual or "<locals>" in qual:
+        raise RuleError(
+            f"cannot declare a rule for {target!r}: a target is a NumPy callable or a module-level Python function "
+            "(lambdas and nested functions cannot be found again by name)"
+        )
+    original = getattr(target, "__adcli_original__", target)
+    return (original.__module__, original.__qualname__)
+
+
+def _is_numpy_callable(target) -> bool:
+    if isinstance(target, np.ufunc) or any(is_key(target) for is_key in LIBRARY_KEYS):  # SciPy's: engine.library
+        return True
+    module = getattr(target, "__module__", "") or ""
+    return module == "numpy" or module.startswith("numpy.")
+
+
+class suspended:
+    """Context manager: the given rules are out of the registry for the duration, so calls
+    fall back to the native rule or the derivation."""
+
+    def __init__(self, *rules) -> None:
+        self.rules = rules
+        self.removed: list = []
+
+    def __enter__(self):
+        self.removed = [r for r in self.rules if remove_rule(r)]
+        return self
+
+    def __exit__(self, *exc):
+        for r in self.removed:
+            add_rule(r)
+        self.removed = []

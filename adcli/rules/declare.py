@@ -26,12 +26,11 @@ from typing import Callable
 
 import numpy as np
 
-from ..engine import library
 from ..engine.core import Tracer, kept, make_tracer, mixed_tapes, node_kind
 from ..engine.descriptors import parse_descriptor
 from ..engine.fills import call_plain, unfill
 from ..engine.pytree import flatten
-from ..engine.registry import REGISTRY, add_rule, names_of, remove_rule
+from ..engine.registry import REGISTRY, add_rule, names_of, remove_rule, target_key
 from ..engine.signature import Signature
 from ..engine.tape import parent_at, parents_at
 from ..errors import RuleError
@@ -270,34 +269,6 @@ def _expand(types) -> list[tuple]:
     return sigs
 
 
-def target_key(target):
-    """Registry key: the callable itself for NumPy, ``(module, qualname)`` for a Python function
-    (or a ``"module:qualname"`` string naming one that is not defined yet, e.g. in a script)."""
-    if isinstance(target, str):
-        if ":" not in target:
-            raise RuleError(f"name a function as 'module:qualname', e.g. '__main__:lml', not {target!r}")
-        module, _, qual = target.partition(":")
-        return (module, qual)
-    if _is_numpy_callable(target):
-        return target
-    module = getattr(target, "__module__", None)
-    qual = getattr(target, "__qualname__", None)
-    if not callable(target) or module is None or qual is None or "<lambda>" in qual or "<locals>" in qual:
-        raise RuleError(
-            f"cannot declare a rule for {target!r}: a target is a NumPy callable or a module-level Python function "
-            "(lambdas and nested functions cannot be found again by name)"
-        )
-    original = getattr(target, "__adcli_original__", target)
-    return (original.__module__, original.__qualname__)
-
-
-def _is_numpy_callable(target) -> bool:
-    if isinstance(target, np.ufunc) or library.is_key(target):  # SciPy's, served by engine.library
-        return True
-    module = getattr(target, "__module__", "") or ""
-    return module == "numpy" or module.startswith("numpy.")
-
-
 def register(target, types, fwd: Callable, *, replace: bool = False, accumulate: bool = False,
              source: str = "hand-written", origin: str = "") -> list[Rule]:
     """Register ``fwd`` as the rule of ``target`` for each signature ``types`` expands to."""
@@ -366,21 +337,3 @@ def rules_for(target) -> dict:
     """The declared rules of ``target``, keyed by signature tuple."""
     e = REGISTRY.get(target_key(target))
     return dict(e.by_signature) if e is not None else {}
-
-
-class suspended:
-    """Context manager: the given rules are out of the registry for the duration, so calls
-    fall back to the native rule or the derivation."""
-
-    def __init__(self, *rules: Rule) -> None:
-        self.rules = rules
-        self.removed: list = []
-
-    def __enter__(self):
-        self.removed = [r for r in self.rules if remove_rule(r)]
-        return self
-
-    def __exit__(self, *exc):
-        for r in self.removed:
-            add_rule(r)
-        self.removed = []
