@@ -221,10 +221,8 @@ def _leaves(x):
 @contextlib.contextmanager
 def advised_natives_out():
     """The engine as it was before the advice's library tier became native rules."""
-    from adcli.engine import rules_advised
-
     funcs = [np.roll, np.var, np.outer, np.triu, np.tril]
-    assert all(REGISTRY[f].native.__module__ == rules_advised.__name__ for f in funcs)
+    assert all(REGISTRY[f].origin == "advised" for f in funcs)
     saved = {f: REGISTRY[f].native for f in funcs}
     try:
         for f in funcs:
@@ -359,7 +357,7 @@ def main(argv=None) -> int:
     p.add_argument("--attempts", type=int, default=3,
                    help="profiles per workload at most, while the machine's speed differs from the profile's (default 3)")
     p.add_argument("--derived-library", action="store_true",
-                   help="take out the native rules the advice put in the engine (engine/rules_advised.py), so the "
+                   help="take out the native rules the advice put in the engine (origin='advised' in engine/rules/), so the "
                         "NumPy functions they serve are derived again and their imports are advised and checked")
     p.add_argument("--defaults", action="store_true",
                    help="the library tier over every workload at once, with the advised native rules derived again: "

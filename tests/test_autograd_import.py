@@ -313,7 +313,7 @@ def test_disagreement_with_the_native_rule_is_refused_naming_both_numbers(monkey
         import_rule(np.sin, F1)
     m = re.search(r"the rule (-?[0-9.e+-]+), the native rule (-?[0-9.e+-]+)", str(info.value))
     assert m, str(info.value)
-    assert float(m.group(2)) == pytest.approx(2 * float(m.group(1)))
+    assert float(m.group(2)) == pytest.approx(2 * float(m.group(1)), rel=1e-4)  # the native rule is the doubled one
     assert rules_for(np.sin) == {}
 
 
@@ -374,7 +374,7 @@ def test_catalog_lists_autograds_rules_for_numpy_and_scipy():
 
 def test_catalog_names_scipy_rules_by_their_scipy_names():
     e = find(ss.gammaln)
-    assert e.name == "scipy.special.gammaln" and e.status == "native" and e.importable  # engine.rules_scipy
+    assert e.name == "scipy.special.gammaln" and e.status == "native" and e.importable  # engine/rules/scipy/special.py
     assert find("scipy.special.digamma") is find(ss.psi)
     # SciPy's Python functions with library dispatch points (engine.library) are importable
     assert find("scipy.special.logsumexp").dispatchable and find("scipy.special.logsumexp").status == "native"

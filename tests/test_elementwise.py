@@ -16,7 +16,7 @@ import pytest
 import adcli
 from adcli.engine.core import Tracer, make_tracer
 from adcli.engine.registry import UFUNCS
-from adcli.engine.rules_elementwise import NONDIFF_UFUNCS
+from adcli.engine.rules.elementwise import NONDIFF_UFUNCS
 from adcli.engine.tape import Tape
 from adcli.testing import check_grad
 
@@ -695,7 +695,7 @@ def test_floor_division_and_divmod_give_pythons_types(value):
 @pytest.fixture
 def in_place_always(monkeypatch):
     """Every VJP that writes into its own new array above a size does so at every size."""
-    from adcli.engine import rules_elementwise
+    from adcli.engine.rules import elementwise as rules_elementwise
 
     monkeypatch.setattr(rules_elementwise, "_IN_PLACE_MIN", 0)  # the max/min reductions' too
 
@@ -726,7 +726,7 @@ def test_reductions_to_one_entry_in_place(in_place_always):
 def test_unary_vjps_written_in_place_keep_numpys_values_and_dtypes(dtype, in_place_always):
     # The VJPs write g * d into their own new array d when the result has d's shape and dtype;
     # every kind of cotangent must give exactly g * d, with NumPy's result dtype and shape.
-    from adcli.engine.rules_elementwise import _over, _times
+    from adcli.engine.rules.elementwise import _over, _times
 
     x = np.linspace(-0.9, 0.9, 12).reshape(3, 4).astype(dtype)
     cotangents = [1.5, np.float64(1.5), np.float32(1.5), np.array(1.5, dtype), np.full((3, 4), 1.5, dtype),
@@ -747,7 +747,7 @@ def test_unary_vjps_written_in_place_keep_numpys_values_and_dtypes(dtype, in_pla
 def test_power_vjp_of_a_number_exponent_written_in_place_keeps_numpys_values(dtype, y, in_place_always):
     # x ** y's VJP in x writes into the arrays it made: the same bits, dtype and shape as
     # NumPy's g * (y * x ** (y - 1)) for every kind of cotangent (float32 x with float64 g too).
-    from adcli.engine.rules_elementwise import _pow_dx
+    from adcli.engine.rules.elementwise import _pow_dx
 
     x = np.linspace(0.2, 1.9, 12).reshape(3, 4).astype(dtype)
     for g in [1.5, np.float32(1.5), np.array(1.5, dtype), np.linspace(-1.0, 1.0, 12).reshape(3, 4).astype(dtype),

@@ -31,7 +31,7 @@ SAMPLE = 300
 def as_the_campaign():
     """The engine's memory-saving paths at every size, as a fuzz campaign runs them
     (tests/fuzz/campaign.py): the small arrays of its programs take the large arrays' paths."""
-    from adcli.engine.tracer_api import memory_paths_from
+    from adcli.engine import memory_paths_from
 
     memory_paths_from(1)
     yield

@@ -20,13 +20,14 @@ from tests.support.layers import Report, check, format_sizes, long_modules, modu
 #: ``(layer, module prefixes)``, ordered low to high; a module's layer is that of its longest matching prefix.
 LAYERS: list[tuple[str, list[str]]] = [
     ("base", ["adcli.errors", "adcli.units", "adcli.fileio", "adcli.version"]),
-    # the engine in three: the machinery (tracers, tape, registry, views, signatures) knows no
-    # rule; the rules (engine/rules/) declare themselves to the registry; the surface (NumPy's
-    # override protocols, the ndarray methods, grad) finds them through the registry
+    # the engine in layers: the machinery (tracers, tape, registry, views, signatures, the
+    # library dispatch points) knows no rule; the rules (engine/rules/) declare themselves to the
+    # registry; the surface (NumPy's override protocols, the ndarray methods) finds them through
+    # the registry, never by importing a rule module (NEVER); the package's face loads them all
     ("engine machinery", ["adcli.engine"]),
     ("engine rules", ["adcli.engine.rules"]),
-    ("engine surface", ["adcli.engine.dispatch", "adcli.engine.tracer_api", "adcli.engine.grad", "adcli.engine.library",
-                        "adcli.engine.lists", "adcli.engine.containers", "adcli.engine.callbacks", "adcli.engine.api"]),
+    ("engine surface", ["adcli.engine.dispatch", "adcli.engine.tracer_api"]),
+    ("engine face", ["=adcli.engine"]),
     ("measure", ["adcli.measure", "adcli.gradcheck"]),
     ("testing", ["adcli.testing"]),
     ("rules", ["adcli.rules"]),
@@ -41,15 +42,16 @@ LAYERS: list[tuple[str, list[str]]] = [
 
 #: Imports forbidden between two layers whatever their order: ``(importer, imported): reason``.
 NEVER: dict[tuple[str, str], str] = {
+    ("engine surface", "engine rules"): "the surface finds rules through the registry (OPERATORS, METHODS, ...)",
     ("advisor", "profiler"): "the advisor reads profiles (adcli.data); it never runs a program",
     ("data", "profiler"): "a profile is data: reading one runs nothing",
     **{("cli", low): "the command line talks to the app and the renderers only"
-       for low in ("engine machinery", "engine rules", "engine surface", "measure", "testing", "rules", "data",
+       for low in ("engine machinery", "engine rules", "engine surface", "engine face", "measure", "testing", "rules", "data",
                    "profiler", "advisor")},
 }
 
 #: The layers the facade ``adcli/__init__.py`` may import from.
-FACADE_LAYERS = ("base", "engine machinery", "engine rules", "engine surface")
+FACADE_LAYERS = ("base", "engine machinery", "engine rules", "engine surface", "engine face")
 
 #: Function-level imports of adcli modules that are allowed: ``(importer, imported): reason``.
 LAZY: dict[tuple[str, str], str] = {
@@ -60,8 +62,8 @@ LAZY: dict[tuple[str, str], str] = {
     ("adcli.pytest_plugin", "adcli.engine.registry"): "loaded when a test declares rules through the plugin",
     ("adcli", "adcli.engine"): "adcli.grad & co.: the engine loads on first use, so `adcli` answers Ctrl-C while it loads",
     ("adcli.__main__", "adcli.cli"): "the console script catches a Ctrl-C while the command line's modules load",
-    ("adcli", "adcli.app.notebook"): "adcli.profile(): the profiler loads on first use, `import adcli` is the engine",
-    ("adcli", "adcli.render.html"): "adcli.profile(): its results' rich display in Jupyter, with the profiler",
+    ("adcli", "adcli.render.notebook"): "adcli.profile(): the profiler and its results' display (text, Jupyter's HTML) "
+                                        "load on first use, `import adcli` is the engine",
     ("adcli", "adcli.rules"): "adcli.rules: declaring and installing rules, loaded on first use",
 }
 
@@ -144,6 +146,18 @@ def test_fake_never_pair_is_reported_even_downward(tmp_path: Path) -> None:
                    FAKE_LAYERS, facade_layers=("low",), never={("high", "low"): "test reason"})
     assert report.layers == [
         "pkg/high.py:1: pkg.high (high) imports pkg.low (low): high never imports low (test reason)"
+    ]
+
+
+def test_fake_exact_prefix_places_a_package_face_apart_from_its_modules(tmp_path: Path) -> None:
+    """``=pkg.mid`` places the package ``pkg.mid`` (its __init__) alone: its modules keep their
+    prefix's layer, so the face may import them while they may not import the face's layer."""
+    layers = [("low", ["pkg.low", "pkg.mid"]), ("high", ["pkg.high", "=pkg.mid"])]
+    report = check(_tree(tmp_path, {"low.py": "", "high.py": "",
+                                    "mid/__init__.py": "from . import a\nfrom .. import high\n",
+                                    "mid/a.py": "from .. import high\n"}), layers, facade_layers=("low",))
+    assert report.layers == [
+        "pkg/mid/a.py:1: pkg.mid.a (low) imports pkg.high (high): a module may import only from its own layer or lower"
     ]
 
 

@@ -82,12 +82,12 @@ FUNCTION_ARGS = [
     (np.select, ([M > 0, M < -0.5], [M ** 2, M * 3.0]), {"default": 0.5}), (np.cross, (M[:, :3], M[:, 1:]), {}),
     (np.pad, (M, ((1, 2), (0, 1))), {"constant_values": 1.5}),
     (np.lib.stride_tricks.sliding_window_view, (M, (2, 2)), {}),
-    # counting functions' float outputs (rules_counting): unique's values, weighted counts, data edges
+    # counting functions' float outputs (engine/rules/counting.py): unique's values, weighted counts, data edges
     (np.unique, (np.array([0.3, -1.2, 0.7, 2.5, -0.4]),), {}), (np.unique, (M,), {"return_counts": True}),
     (np.bincount, (np.array([0, 2, 2, 5, 1]), V), {"minlength": 7}),
     (np.histogram, (np.array([0.1, 0.5, 0.7, 2.1, 2.9]), 3), {"range": (0.0, 3.0), "weights": V}),
     (np.histogram, (np.array([0.1, 0.5, 0.75, 2.0, 2.9]), 4), {}),
-    # rules_numpy_extra, rules_advised's std
+    # engine/rules/: creation, elementwise's real/imag, reductions' std (advised)
     (np.linspace, (0.5, 2.0, 5), {}), (np.linspace, (V[:2], V[:2] * 3.0 + 4.0, 4), {"axis": 1, "endpoint": False}),
     (np.real, (M,), {}), (np.real_if_close, (M,), {}), (np.nan_to_num, (M,), {}), (np.std, (M,), {"axis": 1}),
 ]

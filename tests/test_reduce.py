@@ -351,9 +351,9 @@ def test_sum_with_initial():
 @pytest.mark.parametrize("axis,keepdims", [(-1, False), (2, True), ((0, 2), False), ((0, 1, 2), True)])
 def test_a_short_summed_last_axis_spreads_the_cotangent(k, dtype, axis, keepdims):
     # over 4096 elements with a last axis of 2-4 summed and not all the others, the cotangent is
-    # spread into a new array (rules_reduce._spread), else a broadcast view (a sum of everything:
+    # spread into a new array (rules/reductions.py:_spread), else a broadcast view (a sum of everything:
     # NumPy's loops take a broadcast number fast): both are the cotangent repeated over the axes
-    from adcli.engine.rules_reduce import _spread
+    from adcli.engine.rules.reductions import _spread
 
     x = np.zeros((60, 80, k), dtype)  # over _SMALL (4096) elements at every k
     g = np.sum(np.arange(x.size).reshape(x.shape).astype(dtype) * (1 + 1j if dtype == np.complex128 else 1),

@@ -1,4 +1,4 @@
-"""The native rules the advisor advised (engine/rules_advised.py): numpy.roll, triu, tril, outer
+"""The native rules the advisor advised (origin="advised", engine/rules/): numpy.roll, triu, tril, outer
 and var, on several shapes, dtypes and parameters, each checked by check_rule (central finite
 differences, output type/shape/dtype, inputs unchanged, accumulation) and against the verified
 derivation that served them before; calls outside their cover fall back on that derivation."""
@@ -134,3 +134,11 @@ def test_a_join_of_traced_and_plain_arrays_is_one_node_with_numpys_value():
     np.testing.assert_allclose(value[1], 2 * M)
     kinds = [n[0].__name__ for n in tapes[-1].nodes if n is not None]
     assert kinds.count("_pb_concat") == 1 and not any("reshape" in k or "getitem" in k for k in kinds), kinds
+
+
+def test_origin_marks_the_advised_rules_and_only_them():
+    """Where a rule came from is a field of its registry entry, not a file: exactly the advisor's
+    library-tier verdicts (docs/advisor.md § Engine defaults) are marked ``advised``."""
+    advised = {e.func for e in REGISTRY.values() if e.origin == "advised"}
+    assert advised == {np.roll, np.var, np.std, np.outer, np.triu, np.tril, np.hstack, np.vstack}
+    assert all(REGISTRY[f].native is not None for f in advised)

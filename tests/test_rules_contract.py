@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import adcli
-from adcli.engine import rules_contract
 from adcli.engine.core import Tracer
+from adcli.engine.rules import contractions as rules_contract
 from adcli.errors import UnsupportedError
 from adcli.testing import check_grad
 

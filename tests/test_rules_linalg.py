@@ -9,7 +9,7 @@ import pytest
 
 import adcli
 from adcli.engine.core import Tracer
-from adcli.engine.rules_linalg import _cholesky_vjp
+from adcli.engine.rules.linalg import _cholesky_vjp
 from adcli.engine.triangular import lower_inverse
 from adcli.errors import UnsupportedError
 from adcli.testing import check_grad
@@ -119,7 +119,7 @@ def test_solve_with_a_triangular_matrix(n, lower, order, bshape):
 @pytest.mark.parametrize("lower", [True, False])
 @pytest.mark.parametrize("order", ["C", "F"])
 def test_triangular_solve_pullback_skips_the_factorisation(monkeypatch, dtype, lower, order):
-    import adcli.engine.rules_linalg as rl
+    import adcli.engine.rules.linalg as rl
 
     n = 40
     a, b = triangular(n, lower, order).astype(dtype), arr((n,), 1).astype(dtype)
@@ -148,7 +148,7 @@ def test_triangular_solve_pullback_skips_the_factorisation(monkeypatch, dtype, l
     ids=["small", "zero-corner", "stack"],
 )
 def test_solve_pullback_factorises_what_is_not_one_triangular_matrix(monkeypatch, a):
-    import adcli.engine.rules_linalg as rl
+    import adcli.engine.rules.linalg as rl
 
     b = arr(a.shape[-1:], 1)
     calls = []
@@ -381,7 +381,7 @@ def test_det_and_slogdet_of_larger_matrices(n):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("n", [15, 16, 70])
 def test_the_lu_inverse_is_numpys_inverse(dtype, n):
-    from adcli.engine.rules_linalg import _inverse
+    from adcli.engine.rules.linalg import _inverse
 
     a = _moderate(n, 3).astype(dtype)
     tol = 1e-4 if dtype == np.float32 else 1e-12

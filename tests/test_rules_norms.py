@@ -1,6 +1,6 @@
 """Norms of traced values have NumPy's values bit for bit: np.linalg.norm takes a BLAS dot
 product for the 2-norm of a whole array, vector_norm a pairwise sum, and a reversed axis pair
-sums in another order; the rule's forward is the program's own call (engine/rules_norms.py)."""
+sums in another order; the rule's forward is the program's own call (engine/rules/norms.py)."""
 
 from __future__ import annotations
 

@@ -77,7 +77,7 @@ def test_sliding_window_view_is_read_only_as_numpys():
 
 
 def test_partition_positions_match_numpys_arrangement_even_when_argpartition_differs():
-    from adcli.engine.rules_shape import _positions
+    from adcli.engine.rules.shape import _positions
 
     x = np.array([[3.0, 1.0, 2.0, 5.0, 4.0, 0.5], [0.1, 0.9, 0.4, 0.7, 0.2, 0.3]])
     ans = np.partition(x, 2, axis=1)

@@ -11,7 +11,7 @@ import pytest
 import scipy.special as sp  # a test dependency (pyproject.toml [test])
 
 import adcli
-from adcli.engine import rules_scipy
+from adcli.engine.rules.scipy import special as rules_scipy
 from adcli.testing import check_rule
 
 rng = np.random.default_rng(3)

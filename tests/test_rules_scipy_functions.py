@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st_h
 
 import adcli
-from adcli.engine import library, rules_stats
+from adcli.engine import library
+from adcli.engine.rules.scipy import stats as rules_stats
 from adcli.errors import NoRuleError, TracingError, UnsupportedError
 from adcli.testing import check_grad, check_rule
 

@@ -1,24 +1,29 @@
-"""adcli's AD engine: tracers, tape, rules, dispatch and the reverse pass (see DESIGN.md § Engine)."""
+"""adcli's AD engine: tracers, tape, rules, dispatch and the reverse pass (docs/architecture.md § engine)."""
 
-from . import (  # noqa: F401  (fill the registry)
-    callbacks,  # noqa: F401  (scipy.optimize and the quadratures: traced values refused, engine.library)
-    rules_advised,  # noqa: F401  (the advisor's library-tier verdicts, docs/advisor.md)
-    rules_contract,
-    rules_counting,  # noqa: F401  (unique, bincount, histogram: their traced float outputs)
-    rules_derived,  # noqa: F401  (the verified derivations)
-    rules_elementwise,
-    rules_linalg,
-    rules_norms,  # noqa: F401  (np.linalg.norm, vector_norm, matrix_norm)
-    rules_numpy_extra,  # noqa: F401  (fftshift, linspace, real/imag, nan_to_num, lists of traced values)
-    rules_odeint,  # noqa: F401  (scipy.integrate.odeint, through engine.library)
-    rules_reduce,
-    rules_scipy,  # noqa: F401  (scipy.special's ufuncs, registered on first use)
-    rules_scipy_functions,  # noqa: F401  (SciPy's Python functions, through engine.library)
-    rules_shape,
-    rules_stats,  # noqa: F401  (scipy.stats distributions, through engine.library)
-    tracer_api,  # noqa: F401  (give Tracer its ndarray surface)
+from . import (  # noqa: F401
+    callbacks,  # scipy.optimize and the quadratures: traced values refused (engine.library)
+    core,
+    keep,
+    rules,  # fill the registry: every native rule and verified derivation
+    tracer_api,  # give Tracer its ndarray surface
 )
 from .core import Tracer
 from .grad import grad, stop_gradient, value_and_grad
+from .rules import elementwise
 
 __all__ = ["Tracer", "grad", "value_and_grad", "stop_gradient"]
+
+
+def memory_paths_from(size: int | None) -> None:
+    """Take the engine's memory-saving paths from ``size`` elements on: nodes trimmed to what
+    their pullbacks read (engine.trim, 256 by default), copies of plain arrays shared
+    (engine.keep, 256), VJPs' products written into their own arrays (above 4096); None: the
+    defaults. The differential fuzzer sets 1, so that its small arrays take the same paths as a
+    program's large ones. (Each is a module global of the module whose hot path reads it.)"""
+    trim, share, in_place = _MEMORY_DEFAULTS if size is None else (size, size, size - 1)
+    core._SHAPE_ONLY_MIN = tracer_api._SHAPE_ONLY_MIN = trim
+    keep._SHARE_MIN = share
+    elementwise._IN_PLACE_MIN = in_place
+
+
+_MEMORY_DEFAULTS = (core._SHAPE_ONLY_MIN, keep._SHARE_MIN, elementwise._IN_PLACE_MIN)

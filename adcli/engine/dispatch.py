@@ -18,9 +18,7 @@ from .core import ArrayTracer, Primitive, Tracer, apply, apply1, apply2, has_tra
 from .escapes import PLAIN_ARRAY
 from .fills import Fill, promote_outputs, unfill
 from .plain_writes import augmented_store
-from .registry import UFUNCS, declared_rule, names_of, serving, ufunc_rule
-from .rules_elementwise import NONDIFF_UFUNCS, nondiff
-from .rules_reduce import ACCUMULATE_PRIMITIVES, REDUCE_PRIMITIVES, reduce_call
+from .registry import ACCUMULATIONS, METHODS, NONDIFF, REDUCTIONS, UFUNCS, declared_rule, names_of, serving, ufunc_rule
 from .signature import Signature
 from .sums import unbroadcast
 from .tape import Tape
@@ -59,9 +57,9 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict):
                 return session.numpy_call(rule.signature.module, rule.signature.qualname, rule.source, rule, True,
                                           inputs, kwargs)
             return rule(*inputs, **kwargs)
-        prim = ufunc_rule(ufunc)  # scipy.special's are registered on first use (rules_scipy)
+        prim = ufunc_rule(ufunc)  # scipy.special's are registered on first use (engine/rules/scipy/special.py)
         unknown = set(kwargs) - {"dtype"}
-        if unknown and ufunc not in NONDIFF_UFUNCS:
+        if unknown and ufunc not in NONDIFF:
             raise UnsupportedError(
                 f"np.{ufunc.__name__}(..., {', '.join(sorted(unknown))}=...) with a traced value at {user_location(3)} "
                 "is not supported: rearrange the operands instead (e.g. np.moveaxis) and call it without these options"
@@ -75,16 +73,16 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict):
                 ans = apply(prim, *inputs)
             dtype = kwargs.get("dtype")
             return ans if dtype is None else ans.astype(dtype)
-        if ufunc in NONDIFF_UFUNCS:
-            return nondiff(ufunc)(*inputs, **kwargs)
+        if ufunc in NONDIFF:
+            return NONDIFF[ufunc](*inputs, **kwargs)
         if ufunc is np.divmod and len(inputs) == 2 and not unknown:
             # (floor_divide, remainder): the quotient is piecewise constant (plain), the remainder traced
             return np.floor_divide(*inputs, **kwargs), np.remainder(*inputs, **kwargs)
-    elif method == "reduce" and ufunc in REDUCE_PRIMITIVES:
+    elif method == "reduce" and ufunc in REDUCTIONS:
         if np.ndim(_value(inputs[0])):
             kwargs.setdefault("axis", 0)  # ufunc.reduce reduces axis 0 by default, unlike np.sum
-        return reduce_call(REDUCE_PRIMITIVES[ufunc], f"np.{ufunc.__name__}.reduce", *inputs, **kwargs)
-    elif method == "accumulate" and ufunc in ACCUMULATE_PRIMITIVES:
+        return METHODS["reduce"](REDUCTIONS[ufunc], f"np.{ufunc.__name__}.reduce", *inputs, **kwargs)
+    elif method == "accumulate" and ufunc in ACCUMULATIONS:
         axis = kwargs.pop("axis", 0)
         dtype = kwargs.pop("dtype", None)
         x = inputs[0] if dtype is None else inputs[0].astype(dtype)
@@ -92,14 +90,14 @@ def ufunc_call(ufunc, method: str, inputs: tuple, kwargs: dict):
             raise UnsupportedError(
                 f"np.{ufunc.__name__}.accumulate(..., {', '.join(kwargs)}=...) on a traced value is not supported"
             )
-        return apply(ACCUMULATE_PRIMITIVES[ufunc], x, axis=int(axis) % max(np.ndim(x.value), 1))
+        return apply(ACCUMULATIONS[ufunc], x, axis=int(axis) % max(np.ndim(x.value), 1))
     elif method == "outer" and ufunc in UFUNCS and len(inputs) == 2:
         a, b = inputs
         nb = np.ndim(_value(b))
         return ufunc_call(ufunc, "__call__", (np.reshape(a, np.shape(_value(a)) + (1,) * nb), b), kwargs)
     elif method == "at" and ufunc in _AT and len(inputs) == 3 and not kwargs:
         return _ufunc_at(ufunc, *inputs)
-    elif ufunc in NONDIFF_UFUNCS:
+    elif ufunc in NONDIFF:
         return getattr(ufunc, method)(*[_value(x) for x in inputs], **kwargs)
     module, name = names_of(ufunc)
     call = Signature.of_call(module, name if method == "__call__" else f"{name}.{method}", inputs, {})

@@ -56,7 +56,7 @@ from .signature import Signature
 from .where import user_location
 
 # name -> native rule (called with the caller's arguments, tracers included), declared by the
-# rule modules (engine.rules_scipy_functions); resolved to objects once their module is loaded.
+# rule modules (engine/rules/scipy/); resolved to objects once their module is loaded.
 RULES: dict = {}
 # The SciPy modules the rules come from (imported by `adcli rules list`, never by the engine).
 MODULES = ("scipy.special", "scipy.stats", "scipy.signal", "scipy.linalg", "scipy.integrate")

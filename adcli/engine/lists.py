@@ -134,7 +134,7 @@ def _as_traced(a, dtype, where: str):
 def traced_list(a):
     """A (nested) list or tuple holding traced values, built as np.array would build it (traced);
     anything else unchanged. For array-like arguments NumPy converts in C (engine.derive,
-    engine.rules_numpy_extra)."""
+    engine/rules/reductions.py)."""
     if (type(a) is list or type(a) is tuple) and _holds_tracer(a):
         return array(a)
     return a

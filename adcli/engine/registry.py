@@ -26,10 +26,18 @@ from ..errors import RuleError
 from .descriptors import callable_name
 from .signature import signature_key
 
-# ufunc -> Primitive: the native rules of ufuncs (filled by rules_elementwise.defufunc)
+# ufunc -> Primitive: the native rules of ufuncs (filled by rules.elementwise.defufunc)
 UFUNCS: dict = {}
 # the subset of UFUNCS no declared rule overrides (the Tracer's ufunc fast path)
 FAST_UFUNCS: dict = {}
+
+# What the ndarray surface binds (engine.tracer_api, engine.dispatch), filled by the rule modules
+# (engine/rules/) as they load: the surface finds rules here and imports no rule module.
+OPERATORS: dict = {}  # a Python operator (operator.add, ...) -> the Primitive its dunder records
+NONDIFF: dict = {}  # a ufunc whose outputs carry no gradient -> its call on plain values
+REDUCTIONS: dict = {}  # a ufunc -> the Primitive ``ufunc.reduce`` records
+ACCUMULATIONS: dict = {}  # a ufunc -> the Primitive ``ufunc.accumulate`` records
+METHODS: dict = {}  # "reshape", "transpose", "astype", "copy", "reduce" -> the rule the method calls
 
 
 class Entry:
@@ -38,13 +46,14 @@ class Entry:
     ``unruled`` is how a call is served when no declared rule matches it (a Served, or None),
     kept in step with ``native`` and ``derivation`` so that dispatch builds nothing per call."""
 
-    __slots__ = ("func", "module", "qualname", "_native", "by_signature", "_derivation", "unruled")
+    __slots__ = ("func", "module", "qualname", "_native", "by_signature", "_derivation", "unruled", "origin")
 
     def __init__(self, func, module: str, qualname: str) -> None:
         self.func = func
         self.module = module
         self.qualname = qualname
         self._native: Callable | None = None
+        self.origin = "engine"  # where the native rule came from (defnative's ``origin``)
         self._derivation = None
         self.by_signature: dict = {}
         self.unruled = _unruled(self)
@@ -122,13 +131,16 @@ def entry(func, name: str | None = None) -> Entry:
     return e
 
 
-def defnative(*funcs):
+def defnative(*funcs, origin: str = "engine"):
     """Decorator: ``impl`` is the engine's native rule for each of ``funcs``. It is called with
-    the caller's arguments (tracers included) and records primitives itself."""
+    the caller's arguments (tracers included) and records primitives itself. ``origin`` says
+    where the rule came from ("engine"; "advised": a library-tier verdict of the advisor over the
+    bundled workloads and the corpus, docs/advisor.md § Engine defaults)."""
 
     def register(impl):
         for func in funcs:
-            entry(func).native = impl
+            e = entry(func)
+            e.native, e.origin = impl, origin
         return impl
 
     return register
@@ -224,7 +236,7 @@ def without_declared(func) -> str | None:
     return None
 
 
-# Lookups for ufunc rules registered on first use (engine.rules_scipy: SciPy's, only once the
+# Lookups for ufunc rules registered on first use (engine/rules/scipy/special.py: SciPy's, only once the
 # program has imported SciPy): each takes a ufunc and returns its Primitive or None.
 LAZY_UFUNCS: list = []
 

@@ -4,31 +4,26 @@ escape routes that must raise. Dunders only dispatch: unwrap, look up, call."""
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
 from ..errors import TracingError, UnsupportedError
-from . import core, keep, mutation, rules_elementwise
+from . import mutation
 from .core import _SHAPE_ONLY_MIN, ArrayTracer, Tracer, _new, apply1, apply2, passes, pb_binary, pb_passes, pb_unary, unary_node
 from .dispatch import array_function, ufunc_call
 from .escapes import ARRAY_CONVERSION, ARRAY_HINT, NUMBER_HINT, escape_message
 from .plain_writes import Refusal, rebind_store
-from .registry import FAST_UFUNCS
-from .rules_elementwise import (
-    ABSOLUTE,
-    ADD,
-    DIVIDE,
-    MULTIPLY,
-    NEGATIVE,
-    POSITIVE,
-    POWER,
-    REMAINDER,
-    SUBTRACT,
-)
-from .rules_shape import astype, copy_method, reshape, transpose
+from .registry import FAST_UFUNCS, METHODS, OPERATORS
 from .where import user_instruction, user_location
 
 ndarray = np.ndarray
+
+# the rules the surface binds, found in the registry (engine/rules/ filled it first: engine/__init__)
+ADD, SUBTRACT, MULTIPLY, DIVIDE = (OPERATORS[op] for op in (operator.add, operator.sub, operator.mul, operator.truediv))
+POWER, REMAINDER, NEGATIVE, POSITIVE = (OPERATORS[op] for op in (operator.pow, operator.mod, operator.neg, operator.pos))
+ABSOLUTE = OPERATORS[operator.abs]
+reshape, transpose, astype, copy_method = (METHODS[m] for m in ("reshape", "transpose", "astype", "copy"))
 
 
 def _binary(prim):
@@ -245,22 +240,6 @@ def _install() -> None:
                  "argsort", "nonzero", "any", "all", "round", "ptp", "searchsorted", "compress"):
         setattr(T, name, _method(getattr(np, name)))
     T.__getattr__ = _missing_attribute
-
-
-def memory_paths_from(size: int | None) -> None:
-    """Take the engine's memory-saving paths from ``size`` elements on: nodes trimmed to what
-    their pullbacks read (engine.trim, 256 by default), copies of plain arrays shared
-    (engine.keep, 256), VJPs' products written into their own arrays (above 4096); None: the
-    defaults. The differential fuzzer sets 1, so that its small arrays take the same paths as a
-    program's large ones."""
-    global _SHAPE_ONLY_MIN
-    trim, share, in_place = _MEMORY_DEFAULTS if size is None else (size, size, size - 1)
-    _SHAPE_ONLY_MIN = core._SHAPE_ONLY_MIN = trim
-    keep._SHARE_MIN = share
-    rules_elementwise._IN_PLACE_MIN = in_place
-
-
-_MEMORY_DEFAULTS = (core._SHAPE_ONLY_MIN, keep._SHARE_MIN, rules_elementwise._IN_PLACE_MIN)
 
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):

@@ -10,7 +10,7 @@ import functools
 import numpy as np
 
 # float32/float64 matrices: BLAS's triangular product and LAPACK's congruence for the Cholesky
-# pullback (rules_linalg; NumPy has neither). Against products with L^-1: the pullback at n = 100
+# pullback (rules.linalg; NumPy has neither). Against products with L^-1: the pullback at n = 100
 # went from 206 to 131 µs with a product and two triangular solves, and sygst in place of the two
 # solves (one n^3 of flops fewer: it makes the symmetric result's one triangle) took n = 300 from
 # 3.3 ms to 2.3 (n = 100: 200 -> 187 µs; it is OpenBLAS's reference code there, little faster

@@ -9,7 +9,7 @@ import time
 import numpy as np
 
 from ..engine.core import pb_general
-from ..engine.rules_linalg import CHOLESKY, _solve_da_of, _solve_gb, solve
+from ..engine.rules.linalg import CHOLESKY, _solve_da_of, _solve_gb, solve
 from ..engine.triangular import scipy_linalg, triangle
 
 _perf = time.perf_counter

@@ -50,7 +50,7 @@ from ..engine.core import BINARY_KINDS, Primitive, binary_parents, pb_general, p
 from ..engine.grad import vjp
 from ..engine.hooks import Session
 from ..engine.introspect import carried
-from ..engine.rules_linalg import _pb_solve
+from ..engine.rules.linalg import _pb_solve
 from ..engine.sums import unbroadcast
 from ..engine.tape import node_parents
 from ..measure import stable_median

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import importlib
 
-from ..engine import library, rules_scipy
+from ..engine import library
 from ..engine.registry import REGISTRY, UFUNCS, qualified_name
+from ..engine.rules.scipy import special as rules_scipy
 from ..errors import RuleError
 from .autograd_catalog import _normalise, catalog, find
 
@@ -13,7 +14,7 @@ SOURCES = ("native", "autograd", "all")
 
 
 def _scipy_rules() -> None:
-    """SciPy's rules register on first use (engine.rules_scipy for its ufuncs, engine.library
+    """SciPy's rules register on first use (engine/rules/scipy/special.py for its ufuncs, engine.library
     for its Python functions); a listing shows them whenever SciPy is installed."""
     try:
         import scipy.special as sp

@@ -12,8 +12,7 @@ import sys
 import time
 from collections import Counter
 
-from adcli.engine import mutation
-from adcli.engine.tracer_api import memory_paths_from
+from adcli.engine import memory_paths_from, mutation
 
 from . import grammar
 from .grammar import generate

@@ -336,7 +336,7 @@ def _full_traced(c):
                                        f"np.full(({c.r.randint(1, 3)},), {s})"])
 
 
-# --- functions newly served for ported programs (engine/rules_derived.py) ---
+# --- functions newly served for ported programs (engine/rules/derived.py) ---
 @kind("pad", 0.7)
 def _pad(c):
     v = c.pick_nd(1, 3)

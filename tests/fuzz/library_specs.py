@@ -210,7 +210,7 @@ def _specs() -> list:
              "si.odeint(_ode_layers, {y0}, {t}, args=([({W}, {b})],), rtol=1e-10, atol=1e-10)",
              (Param("y0", REAL), Param("t", TIMES), Param("W", REAL), Param("b", REAL)),
              ({"y0": (2,), "t": (3,), "W": (2, 2), "b": (2,)},), rtol=1e-4),
-        # NumPy's Python bodies, served with lists of traced values (engine.rules_numpy_extra)
+        # NumPy's Python bodies, served with lists of traced values (engine/rules/reductions.py)
         Spec("numpy._core.fromnumeric.sum._implementation", "np.sum({a}, axis=0)", (Param("a", REAL),),
              ({"a": (3,)}, {"a": (2, 3)})),
         Spec("numpy._core.fromnumeric.mean._implementation", "np.mean({a}, axis=-1)", (Param("a", REAL),),

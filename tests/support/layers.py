@@ -194,7 +194,8 @@ def _matches(module: str, prefix: str) -> bool:
 
 
 def layer_of(module: str, layers: LayerTable, facade: str) -> str:
-    """The layer of a package module: the layer of its longest matching prefix.
+    """The layer of a package module: the layer of its longest matching prefix (a prefix written
+    ``=name`` matches the module ``name`` alone, and wins over ``name`` as a prefix).
 
     The facade (the package itself) is :data:`FACADE`; a module no prefix matches is :data:`NO_LAYER`;
     a module outside the package is :data:`EXTERNAL`.
@@ -203,10 +204,13 @@ def layer_of(module: str, layers: LayerTable, facade: str) -> str:
         return FACADE
     if not _matches(module, facade):
         return EXTERNAL
-    best, best_len = NO_LAYER, -1
+    best, best_len = NO_LAYER, -1.0
     for name, prefixes in layers:
         for prefix in prefixes:
-            if _matches(module, prefix) and len(prefix) > best_len:
+            if prefix.startswith("="):  # "=pkg.sub": that module alone (a package's __init__), not its modules
+                if module == prefix[1:] and len(prefix) - 0.5 > best_len:
+                    best, best_len = name, len(prefix) - 0.5
+            elif _matches(module, prefix) and len(prefix) > best_len:
                 best, best_len = name, len(prefix)
     return best
 

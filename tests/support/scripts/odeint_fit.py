@@ -1,5 +1,5 @@
 """A fit through scipy.integrate.odeint: its rule's reverse pass takes a gradient per step of the
-adjoint (engine/rules_odeint.py), nested in the program's own gradients."""
+adjoint (engine/rules/scipy/integrate.py), nested in the program's own gradients."""
 import numpy as np
 from scipy.integrate import odeint
 

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UnsupportedError
-from .core import Primitive, Tracer, record_result, unwrap
-from .library import library_rule, original
-from .rules_linalg import _one_triangle
-from .rules_scipy_functions import refuse
-from .sums import unbroadcast
-from .where import user_location
+from ....errors import UnsupportedError
+from ...core import Primitive, Tracer, record_result, unwrap
+from ...library import library_rule, original
+from ...sums import unbroadcast
+from ...where import user_location
+from ..linalg import _one_triangle
+from .functions import refuse
 
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 

@@ -10,9 +10,9 @@ import operator
 
 import numpy as np
 
-from .core import Primitive, passes, unwrap
-from .registry import defufunc_rule
-from .trim import shape_read
+from ..core import Primitive, passes, record_result, unwrap
+from ..registry import NONDIFF, OPERATORS, defnative, defufunc_rule
+from ..trim import shape_read
 
 LN2 = np.log(2.0)
 LN10 = np.log(10.0)
@@ -23,7 +23,10 @@ def defufunc(ufunc, *vjps, fwd=None, reads=True, joint=None) -> Primitive:
     VJPs use only the arguments' shapes, not their values. ``joint``: see Primitive."""
     prim = Primitive(f"numpy.{ufunc.__name__}", ufunc, *vjps, reads=reads, joint=joint)
     defufunc_rule(ufunc, prim)
-    return prim if fwd is None else Primitive(prim.name, fwd, *vjps, reads=reads, joint=joint)
+    if fwd is None:
+        return prim
+    OPERATORS[fwd] = twin = Primitive(prim.name, fwd, *vjps, reads=reads, joint=joint)
+    return twin
 
 
 # A unary VJP's derivative array is new (np.cos(x), 1 - ans * ans): for a large one, the product
@@ -262,3 +265,35 @@ NONDIFF_UFUNCS = frozenset({
     np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.invert, np.left_shift, np.right_shift,
     np.gcd, np.lcm,
 })
+NONDIFF.update((ufunc, nondiff(ufunc)) for ufunc in NONDIFF_UFUNCS)
+
+
+# --- real, imag, angle, real_if_close of real values; nan_to_num ---
+@defnative(np.real)
+def _real(val):
+    return val.real  # a real array's .real is the array itself (a view)
+
+
+@defnative(np.real_if_close)
+def _real_if_close(a, tol=100):
+    return a  # real already: NumPy returns it unchanged
+
+
+# of real values: zeros, and 0 or pi (piecewise constant): plain results, no gradient
+defnative(np.imag)(nondiff(np.imag))
+defnative(np.angle)(nondiff(np.angle))
+
+
+def _nan_to_num_vjp(g, ans, x):
+    return np.where(np.isfinite(x), g, 0.0)
+
+
+_NAN_TO_NUM = Primitive("numpy.nan_to_num", None, _nan_to_num_vjp)
+
+
+@defnative(np.nan_to_num)
+def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    if copy is False:
+        raise TypeError("np.nan_to_num(copy=False) of a traced value: write y = np.nan_to_num(x)")
+    ans = np.nan_to_num(x.value, copy=True, nan=nan, posinf=posinf, neginf=neginf)
+    return record_result(_NAN_TO_NUM, ans, (x,), {})

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UnsupportedError
-from .core import Primitive, Tracer, record_result, unwrap
-from .library import library_rule, original
-from .rules_linalg import _cholesky_vjp
-from .sums import unbroadcast
-from .where import user_location
+from ....errors import UnsupportedError
+from ...core import Primitive, Tracer, record_result, unwrap
+from ...library import library_rule, original
+from ...sums import unbroadcast
+from ...where import user_location
+from ..linalg import _cholesky_vjp
 
 
 def _traced(x) -> bool:

@@ -29,13 +29,13 @@ import functools
 
 import numpy as np
 
-from ..errors import UnsupportedError
-from .core import Primitive, Tracer, _parents, apply, kept, node_kind, record
-from .registry import defnative
-from .rules_contract import cast_like
-from .sums import unbroadcast
-from .tape import parent_at, parents_at
-from .triangular import LAPACK_KIND, congruence, lower_inverse, scipy_linalg, triangular_solve_t
+from ...errors import UnsupportedError
+from ..core import Primitive, Tracer, _parents, apply, kept, node_kind, record
+from ..registry import defnative
+from ..sums import unbroadcast
+from ..tape import parent_at, parents_at
+from ..triangular import LAPACK_KIND, congruence, lower_inverse, scipy_linalg, triangular_solve_t
+from .contractions import cast_like
 
 solve = np.linalg.solve
 

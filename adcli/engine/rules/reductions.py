@@ -7,10 +7,12 @@ import math
 
 import numpy as np
 
-from ..errors import UnsupportedError
-from . import rules_elementwise
-from .core import Primitive, Tracer, apply, record_general
-from .registry import defnative
+from ...errors import UnsupportedError
+from ..core import Primitive, Tracer, apply, apply1, record_general
+from ..library import library_rule
+from ..lists import traced_list
+from ..registry import ACCUMULATIONS, METHODS, REDUCTIONS, defnative, entry
+from . import elementwise as rules_elementwise
 
 
 def norm_axes(axis, ndim: int) -> tuple:
@@ -201,8 +203,8 @@ CUMPROD = Primitive(
     _cumprod_vjp,
 )
 
-REDUCE_PRIMITIVES = {np.add: SUM, np.multiply: PROD, np.maximum: MAX, np.minimum: MIN, np.fmax: MAX, np.fmin: MIN}
-ACCUMULATE_PRIMITIVES = {np.add: CUMSUM, np.multiply: CUMPROD}
+REDUCTIONS.update({np.add: SUM, np.multiply: PROD, np.maximum: MAX, np.minimum: MIN, np.fmax: MAX, np.fmin: MIN})
+ACCUMULATIONS.update({np.add: CUMSUM, np.multiply: CUMPROD})
 
 
 def reduce_call(prim, name, x, axis=None, dtype=None, out=None, keepdims=False, initial=np._NoValue, where=True):
@@ -225,6 +227,9 @@ def reduce_call(prim, name, x, axis=None, dtype=None, out=None, keepdims=False, 
         else:
             raise UnsupportedError(f"{name}(..., initial=...) on a traced value is not supported")
     return ans
+
+
+METHODS["reduce"] = reduce_call
 
 
 def _hashable(axis):
@@ -278,3 +283,85 @@ def _cumprod(a, axis=None, dtype=None, out=None, **kwargs):
     if kwargs.get("include_initial"):
         raise UnsupportedError("np.cumulative_prod(..., include_initial=True) on a traced value is not supported")
     return _scan(CUMPROD, "np.cumprod", a, axis, dtype, out)
+
+
+# --- np.var, np.std: a native rule the advisor advised (origin="advised"; docs/advisor.md § Engine defaults) ---
+def _axes(ndim: int, axis) -> tuple:
+    if axis is None:
+        return tuple(range(ndim))
+    return tuple(int(i) % max(ndim, 1) for i in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+
+
+def _var_vjp(g, ans, x, axis=None, ddof=0, keepdims=False):
+    x = np.asarray(x)
+    axes = _axes(x.ndim, axis)
+    n = math.prod(x.shape[i] for i in axes)
+    g = np.asarray(g)
+    if not keepdims:
+        g = np.expand_dims(g, axes) if axes else g
+    if n - ddof <= 0:
+        return np.full_like(x, np.nan) * g
+    if x.dtype.type in (np.float64, np.float32):  # np.mean's own steps, without its argument handling
+        mean = np.add.reduce(x, axis=axes, keepdims=True) / n
+    else:
+        mean = np.mean(x, axis=axes, keepdims=True)
+    centred = x - mean
+    if centred.dtype == np.result_type(centred, g) and centred.shape == np.broadcast_shapes(centred.shape, g.shape):
+        centred *= (2.0 / (n - ddof)) * g  # the scaled cotangent is the reduced shape: one pass, in place
+        return centred
+    return (2.0 / (n - ddof)) * g * centred
+
+
+VAR = Primitive("numpy.var", lambda x, axis=None, ddof=0, keepdims=False: np.var(x, axis=axis, ddof=ddof,
+                                                                                   keepdims=keepdims), _var_vjp)
+
+
+@defnative(np.var, origin="advised")
+def _var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    value = a.value if isinstance(a, Tracer) else a
+    if (dtype is not None or out is not None or kwargs or isinstance(ddof, Tracer)
+            or np.result_type(value).kind != "f"):
+        return entry(np.var).derivation((a,), {k: v for k, v in (("axis", axis), ("dtype", dtype), ("out", out),
+                                                                    ("ddof", ddof), ("keepdims", keepdims))
+                                               if v is not None} | kwargs)
+    axis = tuple(axis) if isinstance(axis, list) else axis
+    return apply(VAR, a, axis=axis, ddof=ddof, keepdims=bool(keepdims))
+
+
+# np.std = sqrt(var), with the square root's derivative taken as 0 where the deviation is 0: there
+# std is identically 0 (one element, or ddof leaving one) or at its minimum (all values equal),
+# where 0 is a valid subgradient; the chain rule through sqrt would give 0 * inf = nan.
+STD_SQRT = Primitive("numpy.std", np.sqrt,
+                     lambda g, ans, v: g * np.where(ans > 0, 0.5 / np.where(ans > 0, ans, 1.0), 0.0))
+
+
+@defnative(np.std, origin="advised")
+def _std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    if out is not None:
+        return entry(np.std).derivation((a,), {"axis": axis, "dtype": dtype, "out": out, "ddof": ddof,
+                                               "keepdims": keepdims} | kwargs)
+    v = np.var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, **kwargs)
+    return apply1(STD_SQRT, v) if isinstance(v, Tracer) else np.sqrt(v)
+
+
+# --- NumPy functions given lists of traced values --------------------------------------------
+
+
+def _relist(func):
+    def rule(*args, **kwargs):
+        return func(*[traced_list(a) for a in args], **{k: traced_list(v) for k, v in kwargs.items()})
+
+    return rule
+
+
+# The function bodies whose first arguments accept array-likes, by their public functions
+# (each is one attribute write per gradient: the ones ported programs call with lists).
+_RELISTED = {
+    "numpy._core.fromnumeric": (np.sum, np.mean, np.std, np.var, np.max, np.min, np.prod),
+    "numpy.linalg._linalg": (np.linalg.norm,),
+    "numpy.lib._function_base_impl": (np.append,),
+}
+for _module, _funcs in _RELISTED.items():
+    for _func in _funcs:
+        library_rule(f"{_module}.{_func.__name__}._implementation",
+                     shown=f"{_module.split('.')[0]}.{_func.__name__}_of_lists")(_relist(_func))

@@ -20,10 +20,10 @@ import sys
 
 import numpy as np
 
-from ..errors import UnsupportedError
-from .core import Primitive
-from .registry import LAZY_UFUNCS, UFUNCS, defufunc_rule
-from .sums import unbroadcast
+from ....errors import UnsupportedError
+from ...core import Primitive
+from ...registry import LAZY_UFUNCS, UFUNCS, defufunc_rule
+from ...sums import unbroadcast
 
 _SQRT_PI = np.sqrt(np.pi)
 _SQRT_2PI = np.sqrt(2.0 * np.pi)

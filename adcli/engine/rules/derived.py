@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UnsupportedError
-from .core import Tracer, node_kind, record
-from .derive import derive
-from .mutation import _pb_getitem, viewing
-from .registry import defnative
-from .tape import parent_at
+from ...errors import UnsupportedError
+from ..core import Tracer, node_kind, record
+from ..derive import derive
+from ..mutation import _pb_getitem, viewing
+from ..registry import defnative
+from ..tape import parent_at
 
 ndarray = np.ndarray
 
@@ -239,3 +239,8 @@ def _sliding_window_view(x, window_shape, axis=None, *, subok=False, writeable=F
     if isinstance(out, Tracer):
         out.value.flags.writeable = False  # read-only, as NumPy's view is: a write raises ValueError
     return out
+
+
+# fftshift and ifftshift: asarray, then roll
+derive(np.fft.fftshift, None, "asarray + roll", asarray=True)
+derive(np.fft.ifftshift, None, "asarray + roll", asarray=True)

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import UnsupportedError
-from .core import Primitive, Tracer, apply, record_result
-from .registry import defnative
-from .sums import unbroadcast
-from .where import user_location
+from ...errors import UnsupportedError
+from ..core import Primitive, Tracer, apply, record_result
+from ..registry import defnative
+from ..sums import unbroadcast
+from ..where import user_location
 
 
 def _plain(x):

@@ -13,10 +13,10 @@ from functools import partial
 
 import numpy as np
 
-from .core import Primitive, apply
-from .registry import defnative
-from .rules_contract import cast_like
-from .rules_reduce import keep
+from ..core import Primitive, apply
+from ..registry import defnative
+from .contractions import cast_like
+from .reductions import keep
 
 
 def _pnorm_vjp(g, ans, x, ord, axis, keepdims, exact):

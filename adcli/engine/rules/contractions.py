@@ -15,11 +15,11 @@ import numpy as np
 from numpy._core.einsumfunc import _parse_einsum_input
 from numpy.linalg._linalg import _multi_dot_matrix_chain_order as _chain_order  # NumPy's own order
 
-from ..errors import UnsupportedError
-from .core import Primitive, Tracer, apply, apply2
-from .mutation import viewing
-from .registry import defnative
-from .rules_elementwise import defufunc
+from ...errors import UnsupportedError
+from ..core import Primitive, Tracer, apply, apply2
+from ..mutation import viewing
+from ..registry import defnative, entry
+from .elementwise import defufunc
 
 ndarray = np.ndarray
 
@@ -358,3 +358,22 @@ def _matrix_power(a, n):
             break
         base = base @ base
     return np.copy(result) if result is a else result
+
+
+# --- np.outer: a native rule the advisor advised (origin="advised"; docs/advisor.md § Engine defaults) ---
+def _outer_a(g, ans, a, b):
+    return (np.asarray(g) @ np.ravel(b)).reshape(np.shape(a))
+
+
+def _outer_b(g, ans, a, b):
+    return (np.ravel(a) @ np.asarray(g)).reshape(np.shape(b))
+
+
+OUTER = Primitive("numpy.outer", lambda a, b: np.outer(a, b), _outer_a, _outer_b)
+
+
+@defnative(np.outer, origin="advised")
+def _outer(a, b, out=None):
+    if out is not None:
+        return entry(np.outer).derivation((a, b), {"out": out})
+    return apply(OUTER, a, b)

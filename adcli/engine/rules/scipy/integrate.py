@@ -21,13 +21,13 @@ import inspect
 
 import numpy as np
 
-from ..errors import TracingError, UnsupportedError
-from .core import Primitive, Tracer, record_result, unwrap
-from .fills import call_plain
-from .grad import vjp
-from .library import library_rule, original
-from .pytree import flatten, hidden_in, paths
-from .where import user_location
+from ....errors import TracingError, UnsupportedError
+from ...core import Primitive, Tracer, record_result, unwrap
+from ...fills import call_plain
+from ...grad import vjp
+from ...library import library_rule, original
+from ...pytree import flatten, hidden_in, paths
+from ...where import user_location
 
 _NAME = "scipy.integrate.odeint"
 
