@@ -1,4 +1,4 @@
-"""Nodes keep only what their pullbacks read (engine.trim, core.shape_only): the program's
+"""Nodes keep only what their pullbacks read (engine.keep, core.shape_only): the program's
 intermediate arrays are freed when it drops them, as with Autograd's VJP closures, and the
 gradients are the same to the last bit as with everything kept."""
 
@@ -9,8 +9,8 @@ import pytest
 
 import adcli
 from adcli.engine import core
+from adcli.engine.keep import params_read
 from adcli.engine.registry import UFUNCS
-from adcli.engine.trim import params_read
 from adcli.profiler.session import Session, run_with_profile_hook
 
 
@@ -116,7 +116,7 @@ def test_a_profiler_sees_every_output_kept():
 
 
 def test_a_parameter_read_for_its_shape_only_is_not_counted():
-    from adcli.engine.trim import shape_read, vjp_reads
+    from adcli.engine.keep import shape_read, vjp_reads
 
     vjp = shape_read("x")(lambda g, ans, x, y: g * y + 0 * np.size(x))
     assert params_read(vjp) == {0, 3}

@@ -9,6 +9,7 @@ import pytest
 import adcli
 from adcli.engine.registry import REGISTRY
 from adcli.errors import NoRuleError
+from adcli.rules.listing import list_rules
 from adcli.testing import check_rule
 
 rng = np.random.default_rng(11)
@@ -142,3 +143,11 @@ def test_origin_marks_the_advised_rules_and_only_them():
     advised = {e.func for e in REGISTRY.values() if e.origin == "advised"}
     assert advised == {np.roll, np.var, np.std, np.outer, np.triu, np.tril, np.hstack, np.vstack}
     assert all(REGISTRY[f].native is not None for f in advised)
+
+
+def test_rules_list_says_which_native_rules_were_advised():
+    """``adcli rules list`` shows the origin field: the advised rules, and no other, say so."""
+    rows = {r["name"]: r for r in list_rules("native") if r["source"] == "native"}
+    advised = {name for name, r in rows.items() if r["note"].startswith("advised")}
+    assert advised == {"numpy.roll", "numpy.var", "numpy.std", "numpy.outer", "numpy.triu", "numpy.tril", "numpy.hstack",
+                       "numpy.vstack"}

@@ -225,8 +225,9 @@ def nest_consistently(costs: dict, tree) -> None:
     call tree, a measured signature whose replayed derived cost per run (calls x derived_s) is
     below the sum of those of the user functions it calls only from within itself is counted at
     that sum (``below_callees_s`` keeps what its replay measured). Replays of different signatures run
-    on their own first-call samples, at other moments: one lstm profile measured a caller at
-    4.42 ms per run and the callee it loops over at 11.2 ms."""
+    on their own first-call samples, at other moments: one lstm profile measured a caller at less
+    than half the time per run of the callee it loops over (docs/engine.md § Measurements behind
+    the code)."""
     order = walk(tree)
     under: dict = {}  # (caller, callee) -> the callee's calls made from within the caller
     for node in order:
@@ -246,7 +247,7 @@ def nest_consistently(costs: dict, tree) -> None:
         # each callee's replay is a gradient of its own: less the engine's fixed cost of one
         # (rule_call_s, measured with the profile), which its calls inside the caller do not pay
         # NumPy callees are left out: a replay of one tiny call is mostly a gradient's own fixed
-        # cost (np.stack of two numbers: 71 µs alone, a few inside its caller)
+        # cost (np.stack of two numbers costs many times more replayed alone than inside its caller)
         floor = sum(k.calls * max(k.derived_s - (k.rule_call_s or 0.0), 0.0) for k in inner
                     if k.kind != "numpy" and k.measured and k.derived_s)
         if floor > c.calls * c.derived_s * (1 + 1e-9):

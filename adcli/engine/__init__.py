@@ -16,7 +16,7 @@ __all__ = ["Tracer", "grad", "value_and_grad", "stop_gradient"]
 
 def memory_paths_from(size: int | None) -> None:
     """Take the engine's memory-saving paths from ``size`` elements on: nodes trimmed to what
-    their pullbacks read (engine.trim, 256 by default), copies of plain arrays shared
+    their pullbacks read (engine.keep, 256 by default), copies of plain arrays shared
     (engine.keep, 256), VJPs' products written into their own arrays (above 4096); None: the
     defaults. The differential fuzzer sets 1, so that its small arrays take the same paths as a
     program's large ones. (Each is a module global of the module whose hot path reads it.)"""

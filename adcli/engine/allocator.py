@@ -7,10 +7,11 @@ trim threshold, so the next gradient pays again to fault in every page it writes
 reaches glibc's own ceiling for these thresholds (32 MiB and twice it) only once it has freed an
 array of 32 MiB, which NumPy code of small and middle-sized arrays never does, and importing
 PyTorch does on the way (which made every framework's numbers in benchmarks/bench.py look like
-those of a process whose allocator keeps its memory). Measured on 2026-12-05, in a process
-without PyTorch: simple_mlp's gradient (512 x 64 arrays) 1.11 ms, 0.72 ms with the thresholds
-set; batchnorm_mlp 1.19 -> 0.73 ms (and on 2026-12-04, np.maximum(x, y)'s forward and pullback
-on 1000 x 1000 arrays 9.5 -> 3.8 ms with the thresholds set through the environment).
+those of a process whose allocator keeps its memory). In a process without PyTorch, setting the
+thresholds makes the gradients of small and middle-sized arrays markedly faster (simple_mlp's,
+batchnorm_mlp's, and np.maximum(x, y)'s forward and pullback on 1000 x 1000 arrays with the
+thresholds set through the environment; measured in December 2026: docs/engine.md § Measurements
+behind the code).
 
 So the first ``grad``/``value_and_grad``/``vjp`` a process makes sets both thresholds to that
 ceiling (``mallopt``), as glibc's dynamic policy would after a 32 MiB free: memory a gradient

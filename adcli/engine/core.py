@@ -17,10 +17,9 @@ import numpy as np
 from ..errors import UnsupportedError
 from . import hooks
 from .escapes import hidden_tracer, refuse_subclass
-from .keep import kept
+from .keep import kept, node_trim, vjp_reads
 from .sums import unbroadcast
 from .tape import Tape, node_kind, parent_at, parents_at
-from .trim import node_trim, vjp_reads
 
 ndarray = np.ndarray
 # Tracer construction without __init__: assigning the slots directly is ~40% cheaper, and
@@ -81,9 +80,11 @@ class Primitive:
     ``vjps[k]`` is ``None`` for an argument that is not differentiable (an index, an axis).
     """
 
-    __slots__ = ("name", "fwd", "vjps", "reads", "trim", "reads_each", "joint", "binary_pullback")
+    __slots__ = ("name", "fwd", "vjps", "reads", "trim", "reads_each", "joint", "binary_pullback", "lean",
+                 "closed_form", "generalised")
 
-    def __init__(self, name: str, fwd, *vjps, reads: bool = True, joint=None) -> None:
+    def __init__(self, name: str, fwd, *vjps, reads: bool = True, joint=None, lean: bool | None = None,
+                 closed_form=None) -> None:
         self.name = name
         self.fwd = fwd
         self.vjps = vjps
@@ -96,10 +97,18 @@ class Primitive:
         # their shapes): a plain array argument is then kept as a copy (see kept).
         self.reads = reads
         # For the elementwise fast paths (apply1, apply2): what a node needs to keep, by which
-        # arguments are traced (see engine.trim); None: everything.
+        # arguments are traced (see engine.keep); None: everything.
         self.trim = node_trim(vjps)
         # For any other node (record_general): the positions each VJP reads; None: everything.
         self.reads_each = vjp_reads(vjps) if reads else None
+        # Cost hints, for a profiler (read through engine.introspect, which documents them):
+        # ``lean``, whether a closed-form pullback needs no more data work than the forward per
+        # differentiated argument (None: as the node's layout says); ``closed_form``, what one
+        # still does of the generic pullback, measured; ``generalised``, whether ``fwd`` is a
+        # generalised ufunc (its signature, e.g. matmul's: its operands are not elementwise).
+        self.lean = lean
+        self.closed_form = closed_form
+        self.generalised = isinstance(fwd, np.ufunc) and fwd.signature is not None
 
     def __repr__(self) -> str:
         return f"<primitive {self.name}>"
@@ -114,7 +123,7 @@ def mixed_tapes(a: Tracer, b: Tracer):
 
 def shape_only(v):
     """What a node keeps of an array whose pullbacks read only its shape and dtype (an argument
-    no VJP reads, see engine.trim; the arguments of rules declared ``reads=False``: sums, roll): a
+    no VJP reads, see engine.keep; the arguments of rules declared ``reads=False``: sums, roll): a
     read-only stride-0 array of the same shape and dtype, one element of memory, shared by every
     node of that shape. The array itself can then be freed as soon as the program drops it,
     rather than at the end of the gradient. Small arrays are kept as they are (cheaper than the
@@ -243,7 +252,7 @@ def pb_general(node, g, acc):
 
 
 def unary_node(prim: Primitive, idx: int, ans, xv) -> tuple:
-    """A one-argument elementwise node keeping what its VJP reads (see engine.trim). The callers
+    """A one-argument elementwise node keeping what its VJP reads (see engine.keep). The callers
     call it only for a primitive with a ``trim`` and an array output of _SHAPE_ONLY_MIN
     elements or more (inline checks: scalar loops pay nothing more)."""
     if hooks._session is not None:  # a profiler counts the outputs: all kept
@@ -387,7 +396,7 @@ def record_general(prim, tape, parents, ans, args, vals, kwargs):
         each = prim.reads_each
         if each is None or hooks._session is not None:  # (a profiler counts the outputs: all kept)
             vals = [kept(v, tape) if v is a else v for v, a in zip(vals, args)]  # the plain ones
-        else:  # what the traced arguments' VJPs read (see engine.trim): the rest as stand-ins
+        else:  # what the traced arguments' VJPs read (see engine.keep): the rest as stand-ins
             read = each[parents[0][0]] if len(parents) == 1 else frozenset().union(*(each[k] for k, _ in parents))
             if 1 not in read:
                 kept_ans = None

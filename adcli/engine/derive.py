@@ -135,28 +135,36 @@ def wrap(t: Tracer) -> TracedArray:
     return a
 
 
-def _wrap(x):
-    if isinstance(x, Tracer):
-        return wrap(x)
+def _tree_map(leaf, x):
+    """``x`` with ``leaf(v)`` for each of its leaves, through tuples, lists, dicts and named
+    tuples (the results of slogdet, eigh, ...): how values cross between a NumPy body and the
+    engine, in both directions."""
     t = type(x)
     if t is tuple or t is list:
-        return t(_wrap(v) for v in x)
+        return t(_tree_map(leaf, v) for v in x)
     if t is dict:
-        return {k: _wrap(v) for k, v in x.items()}
-    if isinstance(x, tuple) and hasattr(x, "_fields"):  # namedtuple results (slogdet, eigh, ...)
-        return type(x)(*[_wrap(v) for v in x])
-    return x
+        return {k: _tree_map(leaf, v) for k, v in x.items()}
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return t(*[_tree_map(leaf, v) for v in x])
+    return leaf(x)
+
+
+def _wrap_leaf(x):
+    return wrap(x) if isinstance(x, Tracer) else x
+
+
+def _unwrap_leaf(x):
+    return x._tracer if type(x) is TracedArray else x
+
+
+def _wrap(x):
+    """Tracers as the arrays a NumPy body sees (TracedArray), wherever they are in ``x``."""
+    return _tree_map(_wrap_leaf, x)
 
 
 def _unwrap(x):
-    t = type(x)
-    if t is TracedArray:
-        return x._tracer
-    if t is tuple or t is list:
-        return t(_unwrap(v) for v in x)
-    if t is dict:
-        return {k: _unwrap(v) for k, v in x.items()}
-    return x
+    """TracedArrays back to the engine's tracers, wherever they are in ``x``."""
+    return _tree_map(_unwrap_leaf, x)
 
 
 def _into(out, result, ufunc):
@@ -283,24 +291,13 @@ class Derivation:
                 result = self.body(*_wrap(args), **_wrap(kwargs))
         else:
             result = self.body(*_wrap(args), **_wrap(kwargs))
-        out = _unwrap_result(result)
+        out = _unwrap(result)
         if traced and not has_tracer(out):
             raise UnsupportedError(
                 f"{entry(self.func).name}'s NumPy body returned an untraced result from traced inputs (at "
                 f"{user_location(2)}): it lost track of the gradient; import or write a rule for it"
             )
         return out
-
-
-def _unwrap_result(x):
-    t = type(x)
-    if t is TracedArray:
-        return x._tracer
-    if t is tuple or t is list:
-        return t(_unwrap_result(v) for v in x)
-    if isinstance(x, tuple) and hasattr(x, "_fields"):
-        return type(x)(*[_unwrap_result(v) for v in x])
-    return x
 
 
 def derive(func, accepts=None, note: str = "", asarray: bool = False, lists: tuple = ()) -> Derivation:

@@ -20,17 +20,19 @@ all of those are the *same function object*. So the engine intercepts at the obj
   modules loaded since the last one (engine.grad calls :func:`enter`; when no module was loaded
   meanwhile, that is one comparison of ``len(sys.modules)``). Only modules the program has already
   imported are touched; SciPy is never imported from here. The patch stays: setting and undoing
-  it around every gradient cost 0.1 µs per function per gradient (2.6 µs for the 36 functions of
-  NumPy's and SciPy's five modules, a third of the engine's fixed cost of a ``grad`` call).
+  it around every gradient cost time for every function at every gradient (for the functions of
+  NumPy's and SciPy's five modules, a large share of the engine's fixed cost of a ``grad`` call;
+  docs/engine.md § Measurements behind the code).
   :func:`restore` puts the original code back.
 * **What a plain call sees.** The same function object, name, module, defaults, identity and
   ``inspect.signature`` (kept in ``__signature__``); a call with no traced argument goes to a copy
   of the original function made at first patch (one extra Python call and a scan of the
-  arguments: under 1 µs for arrays and numbers, 1-3 µs for containers, next to SciPy functions
-  that take 10 µs and more), with SciPy's own values and errors; a traceback through it shows one
-  extra frame, this module's trampoline. A traced call is looked up in the registry like a NumPy
-  function (a declared rule for its signature, else the native rule) and served. Threads: a call
-  from another thread at any moment runs either code, both correct for plain arguments.
+  arguments, longer for containers than for arrays and numbers: small next to what the SciPy
+  functions themselves take; docs/engine.md § Measurements behind the code), with SciPy's own
+  values and errors; a traceback through it shows one extra frame, this module's trampoline. A
+  traced call is looked up in the registry like a NumPy function (a declared rule for its
+  signature, else the native rule) and served. Threads: a call from another thread at any moment
+  runs either code, both correct for plain arguments.
 
 A distribution method routes by the distribution's class: ``rv_continuous.logpdf`` called on
 ``norm`` serves ``scipy.stats.norm.logpdf``; on a distribution without a rule, with a traced
@@ -187,7 +189,8 @@ def _lookup(name: str):
     """``(module, qualname, object)`` for a dotted name whose module is loaded, else None. A
     module's attributes are read from its ``__dict__``: ``getattr`` on a package with lazy
     submodules (``scipy.stats`` on ``scipy``) would import them, and the engine never imports
-    SciPy (a gradient after ``import scipy`` would load five of its submodules, 0.7 s)."""
+    SciPy (a gradient after ``import scipy`` would load five of its submodules, a slow import;
+    docs/engine.md § Measurements behind the code)."""
     parts = name.split(".")
     for cut in range(len(parts) - 1, 0, -1):
         module = sys.modules.get(".".join(parts[:cut]))

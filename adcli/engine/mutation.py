@@ -128,9 +128,10 @@ def _add_rows(buf, idx, g):
     """``np.add.at(buf, idx, g)`` for rows picked by a 1-d integer array (an embedding lookup, a
     minibatch drawn with replacement): the k-th occurrence of every row is added in one fancy-
     indexed step (the rows of a step are distinct), so each row gets its shares in np.add.at's
-    order and the sums are the same to the bit. np.add.at adds row by row: 60 µs for 100 rows of
-    100 (24 µs by steps), 400 µs for 1000 rows of 64 (95 µs). A row picked more than
-    _LEVELS_MAX times would take as many steps: np.add.at then."""
+    order and the sums are the same to the bit. np.add.at adds row by row, several times slower
+    than the steps for rows of _ROWS_MIN elements or more (docs/engine.md § Measurements behind
+    the code). A row picked more than _LEVELS_MAX times would take as many steps: np.add.at
+    then."""
     n = idx.shape[0]
     if n == 0:
         return
@@ -197,7 +198,8 @@ def viewing(x, t, redo):
 def _shares(view: ndarray, x: ndarray) -> bool:
     """Whether ``view`` shares ``x``'s memory. NumPy gives a view the array that owns the memory
     as its base, so a view of x, or of x's own base, says so by identity; anything else (reshape
-    may copy: then its base is that copy) is asked of np.may_share_memory (~1 µs)."""
+    may copy: then its base is that copy) is asked of np.may_share_memory, which costs more than
+    the identity tests, hence second."""
     base = view.base
     if base is x or (base is not None and base is x.base):
         return True

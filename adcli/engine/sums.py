@@ -15,11 +15,10 @@ def sum_by_product(c: np.ndarray, shape: tuple, lead: int):
     """``c`` summed to ``shape`` as one product with a vector of ones, when the summed axes are
     one run with axes left after it (the pullback of ``x[:, None, :] - y[None, :, :]``, of a
     bias added to a batch of few columns): NumPy's reduction over an axis that is not the last
-    loops over the short trailing block for every element, 3-35x slower than the product
-    (reducing the middle axis of 120x120x2: 142 µs against 6 µs; of 1000x2 to 1x2: 10.5 against
-    1.1 µs). None for any other case (NumPy's reduction is then fine: the summed axes are the last
-    ones, or not one run), for a non-contiguous ``c`` (a broadcast cotangent would be copied), and
-    for other dtypes than float and complex."""
+    loops over the short trailing block for every element, many times slower than the product
+    (docs/engine.md § Measurements behind the code). None for any other case (NumPy's reduction
+    is then fine: the summed axes are the last ones, or not one run), for a non-contiguous ``c``
+    (a broadcast cotangent would be copied), and for other dtypes than float and complex."""
     if c.size < MATMUL_MIN or c.dtype.kind not in "fc" or not c.flags.c_contiguous:
         return None
     summed = [i for i in range(c.ndim) if i < lead or (shape[i - lead] == 1 and c.shape[i] != 1)]

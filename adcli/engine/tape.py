@@ -9,24 +9,30 @@ or by writing into ``acc.buffer(...)`` for rules that accumulate in place). Keep
 the tuple opaque lets every rule store exactly what its pullback needs, and nothing more; each
 pullback declares (:func:`node_kind`) which slot holds the value its node made and where its
 parents' indices are, so that a reader (the profiler) can ask a node what it made and what it
-depends on without knowing its layout.
+depends on without knowing its layout (engine.introspect asks it).
+
+The reverse pass is :func:`backward`, the only one: a profiler that times or charges its
+pullbacks passes a visitor to it rather than running a copy of the loop.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 
-def node_kind(output: int | None, parents: Callable[[tuple], tuple]):
+def node_kind(output: int | None, parents: Callable[[tuple], tuple], closed_form: Callable | None = None):
     """Decorator for a pullback, which names a kind of tape node (its first slot): ``output``
     is the index in the node tuple of the value the node made, for a profiler counting the
     arrays a forward pass allocates (None when the node made a view, or nothing new);
     ``parents(node)`` gives the indices of the values the node was computed from (those its
-    pullback can send a cotangent to): see the helpers below."""
+    pullback can send a cotangent to): see the helpers below. ``closed_form``: a cost hint
+    declared with the rule, what a hand-written pullback of such a node still does
+    (engine.introspect.closed_form says how it is called)."""
 
     def declare(pullback):
         pullback.output_at = output
         pullback.parents_of = parents
+        pullback.closed_form = closed_form
         return pullback
 
     return declare
@@ -111,6 +117,16 @@ class Tape:
         self.nodes = _ClosedNodes(self.nodes, error)
 
 
+class Visitor(Protocol):
+    """What :func:`backward` calls for each node whose pullback it runs, in its place: the
+    node's index ``i`` on the tape, the node, its complete cotangent ``g``, its pullback (the
+    node's kind) and the accumulator. It must call ``pullback(node, g, acc)`` once; what it does
+    around the call is its own (profiler/stretches.py charges each stretch of the tape to the
+    call that recorded it, profiler/decompose.py times each pullback and its VJPs)."""
+
+    def __call__(self, i: int, node: tuple, g: Any, pullback: Callable, acc: Any) -> None: ...
+
+
 class SumAccumulator:
     """The simplest accumulator: gradients add with ``+``. The engine's own accumulator
     adds NumPy arrays in place where it owns them (see engine.accumulate)."""
@@ -125,7 +141,7 @@ class SumAccumulator:
         self.grads[p] = c if old is None else old + c
 
 
-def backward(nodes: list, acc: Any, start: int) -> None:
+def backward(nodes: list, acc: Any, start: int, visit: Visitor | None = None) -> None:
     """Propagate cotangents from node ``start`` back to the leaves.
 
     ``acc.grads[i]`` holds the cotangent of value ``i`` (``None`` = nothing flowed there).
@@ -140,16 +156,36 @@ def backward(nodes: list, acc: Any, start: int) -> None:
     because a node can only refer to parents recorded before it, so by the time we reach node
     ``i`` every consumer of value ``i`` (all recorded later) has already added its share into
     ``grads[i]``: the cotangent is complete and can be pushed to the parents.
+
+    ``visit``: a profiler's hand on the pass (a :class:`Visitor`). For each node whose pullback
+    the pass runs, it is called as ``visit(i, node, g, pullback, acc)`` in place of
+    ``pullback(node, g, acc)``, and must make that call itself, once: so it can time it, charge
+    it to whoever recorded the node, or measure the node's work around it. Everything else
+    (which nodes run, in which order, what is freed when) is this loop's, the same with a
+    visitor as without.
     """
     grads = acc.grads
+    if visit is None:
+        for i in range(start, -1, -1):
+            g = grads[i]
+            if g is None:
+                continue  # nothing depends on this value through a differentiable path
+            node = nodes[i]
+            if node is None:
+                continue  # a leaf: its cotangent is the answer, leave it in place
+            grads[i] = None  # consumed: drop the reference so big cotangents are freed early
+            nodes[i] = False  # and the node: the values it kept for its pullback go with it
+            node[0](node, g, acc)  # the node's pullback adds its parents' shares into acc
+        return
+    # The same loop with the visitor in the pullback's place. Two copies of eight lines, because
+    # choosing once per pass keeps the plain gradient's loop free of a test per node.
     for i in range(start, -1, -1):
         g = grads[i]
         if g is None:
-            continue  # nothing depends on this value through a differentiable path
+            continue
         node = nodes[i]
         if node is None:
-            continue  # a leaf: its cotangent is the answer, leave it in place
-        grads[i] = None  # consumed: drop the reference so big cotangents are freed early
-        nodes[i] = False  # and the node: the values it kept for its pullback go with it
-        node[0](node, g, acc)  # the node's pullback adds its parents' shares into acc
-
+            continue
+        grads[i] = None
+        nodes[i] = False
+        visit(i, node, g, node[0], acc)

@@ -28,8 +28,9 @@ reshape, transpose, astype, copy_method = (METHODS[m] for m in ("reshape", "tran
 
 def _binary(prim):
     """The operator and its reflection. Numbers (the scalar loops) take an inline path: the node
-    apply2 would record, without its call and its array checks (sum_loop_1000's forward pass
-    ~0.96 -> ~0.8 µs per iteration); everything else goes to apply2."""
+    apply2 would record, without its call and its array checks (a shorter forward pass per
+    iteration of sum_loop_1000: docs/engine.md § Measurements behind the code); everything else
+    goes to apply2."""
     fwd = prim.fwd
     kind = pb_passes if prim.vjps == (passes, passes) else pb_binary  # x + y: the cotangent passes on
 

@@ -10,11 +10,11 @@ import functools
 import numpy as np
 
 # float32/float64 matrices: BLAS's triangular product and LAPACK's congruence for the Cholesky
-# pullback (rules.linalg; NumPy has neither). Against products with L^-1: the pullback at n = 100
-# went from 206 to 131 µs with a product and two triangular solves, and sygst in place of the two
-# solves (one n^3 of flops fewer: it makes the symmetric result's one triangle) took n = 300 from
-# 3.3 ms to 2.3 (n = 100: 200 -> 187 µs; it is OpenBLAS's reference code there, little faster
-# than the two solves).
+# pullback (rules.linalg; NumPy has neither). Against products with L^-1: a product and two
+# triangular solves make the pullback faster, and sygst in place of the two solves (one n^3 of
+# flops fewer: it makes the symmetric result's one triangle) faster again on large matrices (on
+# small ones it is OpenBLAS's reference code, little faster than the two solves). The timings:
+# docs/engine.md § Measurements behind the code.
 LAPACK_KIND = {np.dtype(np.float64): "d", np.dtype(np.float32): "s"}
 
 
@@ -25,8 +25,8 @@ def congruence(L, gL, upper=False):
     """The Cholesky pullback of a float32/float64 matrix from its lower factor L and the
     factor's cotangent gL: the gradient in the lower triangle (the upper one, transposed, for
     ``upper``), C-ordered. Up to WHOLE_MAX rows in one piece (``_whole``); above, by halves
-    (``_by_halves``): the factor of a 300 x 300 matrix in 1.3 ms instead of 2.0-2.6, of
-    600 x 600 in 6.6 instead of 12.6 (at 120 rows: 242-245 against 255 µs)."""
+    (``_by_halves``), which is faster there and gains the more the larger the matrix (at a little
+    above WHOLE_MAX rows the two are close; docs/engine.md § Measurements behind the code)."""
     if L.shape[-1] <= WHOLE_MAX:
         lower = _whole(L, gL)
     else:
@@ -99,8 +99,9 @@ def lower_inverse(L):
     """The inverse of a (stack of) nonsingular lower-triangular matrices, by halves:
     [[A, 0], [B, C]]^-1 = [[A^-1, 0], [-C^-1 B A^-1, C^-1]]. Matrix products do the work (a
     third of an LU solve's flops for the same inverse): the Cholesky pullback's two triangular
-    solves with n right-hand sides took 2.3x as long through np.linalg.solve at n = 128. The
-    accuracy is a triangular solve's: within a few ulps of it times the condition number."""
+    solves with n right-hand sides took more than twice as long through np.linalg.solve
+    (docs/engine.md § Measurements behind the code). The accuracy is a triangular solve's: within
+    a few ulps of it times the condition number."""
     n = L.shape[-1]
     if n <= 32:
         return np.linalg.inv(L)
@@ -136,9 +137,10 @@ def triangle(a):
 @functools.cache
 def scipy_linalg():
     """SciPy's BLAS and LAPACK wrappers, (scipy.linalg.blas, scipy.linalg.lapack), loaded on the
-    first pullback that needs them (0.1-0.15 s, which importing the engine does not pay). A
+    first pullback that needs them (a slow import, which importing the engine does not pay). A
     profiler loads them before the program runs (profiler.session.Session): in a profile of one
-    gradient the load was charged to the first linalg pullback (gp_lml's solve: 102 of 107 ms)."""
+    gradient the load was charged to the first linalg pullback, and was most of its time (gp_lml's
+    solve; docs/engine.md § Measurements behind the code)."""
     from scipy.linalg import blas, lapack
 
     return blas, lapack
@@ -147,9 +149,10 @@ def scipy_linalg():
 def triangular_solve_t(a, g):
     """a^-T g by LAPACK's triangular solve (trtrs) when ``a`` is a triangular float32/float64
     matrix of 16 rows or more (a Cholesky factor, as in a GP's likelihood); None otherwise.
-    NumPy's solve factorises a triangular matrix like any other: at n = 128 the pullback's
-    solve took 96 µs through it and 3 µs through trtrs, after a 5 µs check that the other
-    triangle is zero (a general matrix almost always fails at its corner, in well under 1 µs).
+    NumPy's solve factorises a triangular matrix like any other: many times slower than trtrs,
+    even with the check that the other triangle is zero added to trtrs's time (a general matrix
+    almost always fails that check at its corner, at once; docs/engine.md § Measurements behind
+    the code).
     The result is the triangular solve's, not the LU's: both are backward stable, they differ
     in the last bits. A zero on the diagonal (singular, which the forward's solve would have
     refused) falls back to NumPy's solve, which raises."""

@@ -1,8 +1,9 @@
 """Which gradients a profiling session records in full, and the call tree they add up to.
 
 Recording a gradient in full (each call's signature, time and allocations; the reverse pass
-timed in stretches) costs about 1-2 µs per NumPy call the engine dispatches and a few µs per
-gradient: 1.05-1.9x the plain gradient on the bundled workloads. A program that takes many
+timed in stretches) costs a fixed amount per NumPy call the engine dispatches and per gradient:
+from a few percent to nearly as much again as the plain gradient on the bundled workloads
+(docs/engine.md § Measurements behind the code). A program that takes many
 gradients (a training loop) does not need every one recorded to rank its signatures. As with
 torch.profiler's schedules, the session records the first two gradients of each *kind* (the
 function handed to ``grad``, by its code) in full, times the next one whole, and from then on
@@ -12,7 +13,7 @@ so far, spread evenly over the run. A full recording's time is taken from the se
 ``start`` hook to its ``finish``: the bookkeeping around the two passes (the sampler's choice
 under the lock, the garbage collector's switch) is part of what it costs the program. The
 others are timed whole (forward and reverse), with the hooks doing nothing per call; they cost
-the hooks' own work, about 1-3 µs each (their arguments' kind checked, the time taken), on top
+the hooks' own work on each call (their arguments' kind checked, the time taken), on top
 of the budget. The call tree's per-run figures are the full recordings'
 scaled, kind by kind: counts (calls, primitives, allocations) by the kind's gradients over its
 full recordings, seconds by the kind's forward (reverse) seconds over its full recordings', so

@@ -40,7 +40,8 @@ def _engine_rows() -> list[dict]:
         if isinstance(key, tuple):
             continue  # a user function: shown by `rules show`
         if e.native is not None and not getattr(e.native, "__adcli_nondiff__", False):
-            rows.append({"name": e.name, "source": "native", "argnums": None, "note": ""})
+            rows.append({"name": e.name, "source": "native", "argnums": None,
+                         "note": "advised (the library tier over the bundled workloads)" if e.origin == "advised" else ""})
         if e.derivation is not None:
             d = e.derivation
             rows.append({"name": e.name, "source": "derived", "argnums": None,

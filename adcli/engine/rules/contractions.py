@@ -254,8 +254,9 @@ def _einsum_vjp(k, g, ans, *ops, subs, out, optimize):
 
 # A pullback's einsum contracts the cotangent with the other operands. NumPy's einsum without
 # optimize loops over every combination of letters in C; with optimize, pairs go to BLAS through
-# tensordot after a planning step of about 6 µs. The plan pays from about 2^15 combinations: 'ik,jk->ij'
-# at n = 100 takes 173 µs without it, 42 µs with it (at n = 30, 8.4 and 9.3 µs).
+# tensordot after a planning step of fixed cost. _EINSUM_PLAN_MIN trades that cost against BLAS's
+# speed: the plan pays from about 2^15 combinations; below, the C loop is done before a plan would be
+# (docs/engine.md § Measurements behind the code).
 _EINSUM_PLAN_MIN = 1 << 15
 
 

@@ -11,8 +11,8 @@ import operator
 import numpy as np
 
 from ..core import Primitive, passes, record_result, unwrap
+from ..keep import shape_read
 from ..registry import NONDIFF, OPERATORS, defnative, defufunc_rule
-from ..trim import shape_read
 
 LN2 = np.log(2.0)
 LN10 = np.log(10.0)
@@ -31,10 +31,10 @@ def defufunc(ufunc, *vjps, fwd=None, reads=True, joint=None) -> Primitive:
 
 # A unary VJP's derivative array is new (np.cos(x), 1 - ans * ans): for a large one, the product
 # or quotient with g is written into it, which saves an array of the input's size (memory, and the
-# first-touch page faults of a fresh one: g * cos(x) on 10^5 elements took 25 µs in place against
-# 60-570 µs into a new array). For 4096 elements or fewer a new array costs less than NumPy's out=
-# (g * d: 0.47 µs on 10 elements, in place 0.8). IEEE products and sums commute exactly, so the
-# values are those of g * d.
+# first-touch page faults of a fresh one, which cost several times the product itself). For 4096
+# elements or fewer (_IN_PLACE_MIN) a new array costs less than NumPy's out=: the threshold trades
+# the array saved against out='s fixed cost (docs/engine.md § Measurements behind the code). IEEE
+# products and sums commute exactly, so the values are those of g * d.
 _IN_PLACE_MIN = 4096
 ndarray = np.ndarray
 
@@ -117,8 +117,9 @@ def _pow_dx(g, ans, x, y):
         if y == 0:
             return g * np.zeros_like(x)
         if y == 2:
-            return _times(g, y * x)  # one array made, not two (x ** 2 in a kernel: 230 KB ones took
-            # 178 µs against 11 when the allocator gave the second back to the system each call)
+            return _times(g, y * x)  # one array made, not two (x ** 2 in a kernel: making the second
+            # cost many times the product when the allocator gave it back to the system each call;
+            # docs/engine.md § Measurements behind the code)
         d = np.power(x, y - 1)
         return _times(g, np.multiply(d, y, out=d) if _big(d) and d.dtype.kind in "fc" else y * d)
     return g * y * np.power(x, np.where(y == 0, 1.0, y - 1))

@@ -65,7 +65,8 @@ def _stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
         raise UnsupportedError("np.stack(..., out=...) with traced values: write y = np.stack(...)")
     arrays = list(arrays)
     # NumPy's own stack of the values (its result, errors and axis rules), one node for all the
-    # arrays: 3.0 -> ~4 µs for two 100x100 (expand_dims of each, then concatenate: 12.4 µs)
+    # arrays: a little more than NumPy's stack alone, a fraction of expand_dims of each then
+    # concatenate (docs/engine.md § Measurements behind the code)
     ans = np.stack([_val(a) for a in arrays], axis=axis, dtype=dtype, casting=casting)
     axis = int(axis) % ans.ndim
     parents = tuple((k, a.idx) for k, a in enumerate(arrays) if isinstance(a, Tracer))
@@ -74,9 +75,9 @@ def _stack(arrays, axis=0, out=None, *, dtype=None, casting="same_kind"):
 
 # np.hstack and np.vstack: one concatenate node (above) instead of the derivation's
 # atleast_1d/atleast_2d of each array, then concatenate. The corpus's rnn calls np.hstack 61
-# times per gradient, 21 µs more per call derived than np.concatenate (docs/advisor.md § Engine
-# defaults). Arrays of too few dimensions for the join's axis, and dtype=/casting=, keep the
-# derivation.
+# times per gradient, each call derived costing well above np.concatenate (docs/advisor.md § Engine
+# defaults; docs/engine.md § Measurements behind the code). Arrays of too few dimensions for the
+# join's axis, and dtype=/casting=, keep the derivation.
 _HSTACK, _VSTACK = np.hstack, np.vstack  # NumPy's own (engine.lists puts wrappers in np's namespace while recording)
 
 

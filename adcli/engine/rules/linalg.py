@@ -34,7 +34,7 @@ from ..core import Primitive, Tracer, _parents, apply, kept, node_kind, record
 from ..registry import defnative
 from ..sums import unbroadcast
 from ..tape import parent_at, parents_at
-from ..triangular import LAPACK_KIND, congruence, lower_inverse, scipy_linalg, triangular_solve_t
+from ..triangular import LAPACK_KIND, congruence, lower_inverse, scipy_linalg, triangle, triangular_solve_t
 from .contractions import cast_like
 
 solve = np.linalg.solve
@@ -125,7 +125,32 @@ def _solve_da_of(gb, ans, a, b):
     return unbroadcast(-gb[..., :, None] * ans[..., None, :] if np.ndim(b) == 1 else -gb @ _T(ans), a)
 
 
-@node_kind(output=2, parents=parents_at(1))
+def _solve_closed_form(node, g, work, fastest) -> float:
+    """The share of a solve node's pullback a hand-written rule still does (a cost hint, see
+    engine.introspect.closed_form), for one right-hand side b: the pullback solves with a's
+    transpose, which factorizes a again (LU, O(n^3)) before its O(n^2) triangular solves and
+    outer product; a hand-written rule reuses the forward's factor (lu_factor, cho_factor, or the
+    triangular factor it solved with), so the forward's time, nearly all factorization, comes
+    off. 1.0 for several right-hand sides (their triangular solves are work too), for a
+    triangular a (the pullback's solve is already a triangular one, ``triangular.triangle``) and
+    when not measurable. The pullback is timed here (``work`` is not known for this kind)."""
+    _, parents, ans, a, b = node
+    if np.ndim(b) != 1 or type(a) is not np.ndarray or triangle(a) is not None:
+        return 1.0
+
+    def pullback():
+        gb = _solve_gb(g, a, b)
+        if any(argnum == 0 for argnum, _ in parents):
+            _solve_da_of(gb, ans, a, b)
+
+    try:
+        pulled, forward = fastest(pullback), fastest(lambda: solve(a, b))
+    except Exception:  # noqa: BLE001 - values no longer solvable (mutated since): not known
+        return 1.0
+    return min(max(pulled - forward, 0.0) / pulled, 1.0) if pulled > 0 else 1.0
+
+
+@node_kind(output=2, parents=parents_at(1), closed_form=_solve_closed_form)
 def _pb_solve(node, g, acc):
     # the engine's node for np.linalg.solve: one solve serves both arguments when both are traced
     _, parents, ans, a, b = node
@@ -194,10 +219,45 @@ def _cholesky_vjp(g, ans, a, upper=False):
     return cast_like(_one_triangle(S, lower=not upper), a)
 
 
+def _cholesky_closed_form(node, g, work, fastest) -> float:
+    """The share of a cholesky node's pullback a closed form needs (a cost hint, see
+    engine.introspect.closed_form). The generic pullback takes L^T G (BLAS's trmm) and the
+    congruence L^-T Q L^-1 (LAPACK's sygst): about two n^3 flops, the result on one triangle;
+    above 96 rows by halves, about two thirds of n^3 (triangular.congruence). A scalar objective
+    that reaches a only through its factor's solves and log-determinant (a Gaussian likelihood,
+    a Gaussian process's marginal likelihood: the uses of a Cholesky factor) has a closed form in
+    K^-1, which LAPACK's potri computes from the forward's factor in two thirds of n^3 flops
+    (scipy.linalg.lapack, as a GP rule is written: GPy's and scikit-learn's take K^-1 or K^-1 y
+    from the factor). So that is what counts: potri and the copy of its triangle onto the other,
+    timed, over the pullback's own measured time (``work``). A function using its factor's
+    entries otherwise is credited with more than a rule saves there; the gp workloads'
+    predictions were 0.7x their measured savings before it."""
+    _, _, _, L, _, kwargs = node
+    if work is None or work <= 0 or type(L) is not np.ndarray or L.ndim != 2 or L.dtype.kind != "f":
+        return 1.0
+    try:
+        potri = scipy_linalg()[1].get_lapack_funcs("potri", (L,))
+        lower = not kwargs.get("upper")
+        out: list = []
+
+        def closed_form():
+            half, info = potri(L, lower=lower)  # K^-1's triangle, from the factor
+            out[:] = [half + (np.tril(half, -1) if lower else np.triu(half, 1)).T, info]
+
+        closed = fastest(closed_form)
+        inverse, info = out
+    except Exception:  # noqa: BLE001 - values no longer factorable (mutated since): not known
+        return 1.0
+    if info != 0 or not np.all(np.isfinite(inverse)):
+        return 1.0
+    return min(max(closed, 0.0) / work, 1.0)
+
+
 CHOLESKY = Primitive(
     "numpy.linalg.cholesky",
     lambda a, upper=False: np.linalg.cholesky(a, upper=upper),
     _cholesky_vjp,
+    closed_form=_cholesky_closed_form,
 )
 
 

@@ -23,7 +23,8 @@ def _pnorm_vjp(g, ans, x, ord, axis, keepdims, exact):
     # d||x||_p / dx = sign(x) (|x| / ||x||)^(p-1); at ||x|| = 0 (and, for p < 1, at x_i = 0)
     # we return the subgradient 0. The cotangent is divided by the norm on the reduced shape,
     # and the zero-norm case costs a pass over x only when it occurs: the 2-norm's pullback is
-    # one product with x (three passes before: 13.5 -> ~4 µs for 10^4 elements).
+    # one product with x (three passes before, several times slower: docs/engine.md § Measurements
+    # behind the code).
     if ord == 2 and type(ans) is not np.ndarray:  # the norm of a whole array: scalar arithmetic first
         return cast_like(np.zeros_like(x) if ans == 0 else x * (g / ans), x)
     n = keep(ans, x, axis, keepdims)

@@ -88,6 +88,7 @@ SUM = Primitive(
     lambda x, axis=None, keepdims=False: np.add.reduce(x, axis=axis, keepdims=keepdims),
     lambda g, ans, x, axis=None, keepdims=False: _spread(g, x, axis, keepdims),
     reads=False,  # x's shape only: the node keeps a stand-in (core.shape_only), not the summed array
+    lean=True,  # a closed-form pullback costs about the forward: one pass over the data (mean, var, max, min too)
 )
 MEAN = Primitive(
     "numpy.mean",
@@ -95,6 +96,7 @@ MEAN = Primitive(
     # divided before it is spread: a read-only broadcast view, like sum's, not a full-size array
     lambda g, ans, x, axis=None, keepdims=False: _spread(np.asarray(g) / _count(x, axis), x, axis, keepdims),
     reads=False,
+    lean=True,
 )
 
 
@@ -117,11 +119,13 @@ MAX = Primitive(
     "numpy.maximum.reduce",
     lambda x, axis=None, keepdims=False: np.maximum.reduce(x, axis=axis, keepdims=keepdims),
     _choose_vjp,
+    lean=True,
 )
 MIN = Primitive(
     "numpy.minimum.reduce",
     lambda x, axis=None, keepdims=False: np.minimum.reduce(x, axis=axis, keepdims=keepdims),
     _choose_vjp,
+    lean=True,
 )
 
 
@@ -313,7 +317,8 @@ def _var_vjp(g, ans, x, axis=None, ddof=0, keepdims=False):
 
 
 VAR = Primitive("numpy.var", lambda x, axis=None, ddof=0, keepdims=False: np.var(x, axis=axis, ddof=ddof,
-                                                                                   keepdims=keepdims), _var_vjp)
+                                                                                   keepdims=keepdims), _var_vjp,
+                lean=True)
 
 
 @defnative(np.var, origin="advised")

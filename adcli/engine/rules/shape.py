@@ -8,11 +8,11 @@ import numpy as np
 from ...errors import UnsupportedError
 from .. import hooks
 from ..core import Primitive, Tracer, apply, node_kind, record
+from ..keep import shape_read
 from ..mutation import viewing
 from ..registry import METHODS, defnative, entry
 from ..sums import sum_to_shape, unbroadcast
 from ..tape import parent_at
-from ..trim import shape_read
 from .elementwise import nondiff
 
 ndarray = np.ndarray
@@ -25,7 +25,8 @@ def _val(x):
 # --- reshapes and axis permutations (the cotangent is reshaped / permuted back) ---
 # Each has its own node kind rather than a Primitive's general node: they are the most frequent
 # view-making calls in derived code (np.squeeze, np.expand_dims, x.T, keepdims helpers), and the
-# general path's argument handling cost ~2 µs more per call than the NumPy call itself.
+# general path's argument handling costs more per call than the NumPy call itself (docs/engine.md
+# § Measurements behind the code).
 BROADCAST_TO = Primitive(
     "numpy.broadcast_to",
     lambda x, shape: np.broadcast_to(x, shape),
@@ -335,7 +336,8 @@ def _roll(x, shift, axis):
     """np.roll(x, shift, axis), for one integer shift along one axis of an array done as NumPy
     does it (np.empty_like and two slice copies: the same values and layout) without its
     argument handling, which costs several times the copies on small arrays (a 48x48 stencil's
-    400 rolls per step took 7 µs each, 2 µs this way)."""
+    rolls, hundreds per step, take a fraction of the time this way: docs/engine.md § Measurements
+    behind the code)."""
     if (type(x) is np.ndarray and type(axis) is int and isinstance(shift, (int, np.integer))
             and -x.ndim <= axis < x.ndim):
         axis %= x.ndim
