@@ -9,8 +9,10 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from adcli.engine import introspect
 from adcli.engine.grad import vjp
 from adcli.engine.hooks import Session
+from adcli.engine.rules import linalg
 from adcli.profiler import closed_forms as cf
 from adcli.profiler import decompose as dec
 from adcli.profiler.build import source_lines
@@ -61,6 +63,10 @@ class Nodes(Session):
     def backward(self, tape, acc, start):
         self.nodes = list(tape.nodes[:start + 1])
         super().backward(tape, acc, start)
+
+
+def solves(node):
+    return introspect.name(node) == "_pb_solve"
 
 
 def recorded(f, argnums, args):
@@ -252,10 +258,10 @@ def test_an_elementwise_nodes_share_is_its_forwards_data_work_per_argument_over_
     # per argument (less the one-element forward's 1), its VJPs are given 6 passes of 90,000
     rng = np.random.default_rng(3)
     a, b = rng.standard_normal((300, 300)), rng.uniform(1.0, 2.0, (300, 300))
-    [node] = [n for n in recorded(lambda x, y: np.sum(x / y), (0, 1), [a, b]) if n[1].name == "numpy.divide"]
+    [node] = [n for n in recorded(lambda x, y: np.sum(x / y), (0, 1), [a, b]) if introspect.name(n) == "numpy.divide"]
     clock = Clock()
     monkeypatch.setattr(dec, "_perf", clock)
-    prim = node[1]
+    prim = introspect.primitive(node)
     real = prim.fwd
     monkeypatch.setattr(prim, "fwd", lambda x, y: clock.charge(real, np.size(x))(x, y))
     share = dec._Timed()._lean(node, np.ones((300, 300)), 6 * 90000.0)
@@ -294,23 +300,27 @@ def test_a_solves_share_is_its_pullback_less_the_forward_timed_each_at_its_faste
     rng = np.random.default_rng(5)
     a = rng.standard_normal((30, 30)) + 30 * np.eye(30)
     y = rng.standard_normal(30)
-    [both] = [n for n in recorded(lambda m, v: np.sum(np.linalg.solve(m, v)), (0, 1), [a, y]) if n[0] is dec._pb_solve]
-    [b_only] = [n for n in recorded(lambda v: np.sum(np.linalg.solve(a, v)), 0, [y]) if n[0] is dec._pb_solve]
+    [both] = [n for n in recorded(lambda m, v: np.sum(np.linalg.solve(m, v)), (0, 1), [a, y]) if solves(n)]
+    [b_only] = [n for n in recorded(lambda v: np.sum(np.linalg.solve(a, v)), 0, [y]) if solves(n)]
     clock = Clock()
     monkeypatch.setattr(cf, "_perf", clock)
     # the forward (a factorization and a solve) 4 units; the pullback's solve with a's transpose
     # 5 (it factorizes again), a's gradient (an outer product) 1; each first call preempted by 100
-    monkeypatch.setattr(cf, "solve", clock.charge(cf.solve, 4.0, preempted=100.0))
-    monkeypatch.setattr(cf, "_solve_gb", clock.charge(cf._solve_gb, 5.0, preempted=100.0))
-    monkeypatch.setattr(cf, "_solve_da_of", clock.charge(cf._solve_da_of, 1.0))
+    monkeypatch.setattr(linalg, "solve", clock.charge(linalg.solve, 4.0, preempted=100.0))
+    # (a's transpose solved with NumPy's own: the rule's solves through linalg.solve, charged as the forward)
+    monkeypatch.setattr(linalg, "_solve_gb", clock.charge(lambda g, m, v: np.linalg.solve(m.T, g), 5.0, preempted=100.0))
+    monkeypatch.setattr(linalg, "_solve_da_of", clock.charge(linalg._solve_da_of, 1.0))
     g = np.ones(30)
-    assert cf._lean_solve(both, g) == pytest.approx((5 + 1 - 4) / (5 + 1))  # the forward's time comes off
-    assert cf._lean_solve(b_only, g) == pytest.approx((5 - 4) / 5)
+    # the forward's time comes off (a solve node's VJP work is not measured: its rule times it)
+    assert cf.closed_form_share(both, g, None) == pytest.approx((5 + 1 - 4) / (5 + 1))
+    assert cf.closed_form_share(b_only, g, None) == pytest.approx((5 - 4) / 5)
     # many right-hand sides, or a triangular a: whole, and nothing to time
     reads = clock.reads
-    many = (dec._pb_solve, both[1], np.ones((30, 2)), a, np.ones((30, 2)))
-    triangular = (dec._pb_solve, both[1], both[2], np.tril(a), y)
-    assert cf._lean_solve(many, np.ones((30, 2))) == 1.0 and cf._lean_solve(triangular, g) == 1.0
+    pb_solve = introspect.kind(both)
+    many = (pb_solve, both[1], np.ones((30, 2)), a, np.ones((30, 2)))
+    triangular = (pb_solve, both[1], both[2], np.tril(a), y)
+    assert cf.closed_form_share(many, np.ones((30, 2)), None) == 1.0
+    assert cf.closed_form_share(triangular, g, None) == 1.0
     assert clock.reads == reads
 
 
@@ -338,16 +348,18 @@ def test_a_cholesky_nodes_share_is_the_closed_forms_time_at_its_fastest_over_the
     rng = np.random.default_rng(6)
     A = rng.standard_normal((20, 20))
     K = A @ A.T + 20 * np.eye(20)
-    [node] = [n for n in recorded(lambda k: np.sum(np.linalg.cholesky(k)), 0, [K]) if cf._is_cholesky(n)]
+    [node] = [n for n in recorded(lambda k: np.sum(np.linalg.cholesky(k)), 0, [K])
+              if introspect.name(n) == "numpy.linalg.cholesky"]
     clock = Clock()
-    blas, lapack = cf.scipy_linalg()
-    potri = clock.charge(lapack.get_lapack_funcs("potri", (node[3],)), 2.0, preempted=100.0)
+    blas, lapack = linalg.scipy_linalg()
+    potri = clock.charge(lapack.get_lapack_funcs("potri", (introspect.output(node),)), 2.0, preempted=100.0)
     fake = SimpleNamespace(get_lapack_funcs=lambda name, arrays: potri)
     monkeypatch.setattr(cf, "_perf", clock)
-    monkeypatch.setattr(cf, "scipy_linalg", lambda: (blas, fake))
-    assert cf._lean_cholesky(node, 5.0) == pytest.approx(2.0 / 5.0)
-    assert cf._lean_cholesky(node, 1.0) == 1.0  # never more than the pullback
-    assert cf._lean_cholesky(node, None) == 1.0 and cf._lean_cholesky(node, 0.0) == 1.0  # not known
+    monkeypatch.setattr(linalg, "scipy_linalg", lambda: (blas, fake))
+    g = np.ones((20, 20))
+    assert cf.closed_form_share(node, g, 5.0) == pytest.approx(2.0 / 5.0)
+    assert cf.closed_form_share(node, g, 1.0) == 1.0  # never more than the pullback
+    assert cf.closed_form_share(node, g, None) == 1.0 and cf.closed_form_share(node, g, 0.0) == 1.0  # not known
 
 
 def test_a_closed_forms_per_call_cost_counts_each_operation_once_and_at_most_a_numpy_call_per_argument():

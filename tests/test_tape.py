@@ -17,6 +17,8 @@ The graph used throughout (leaves a, b, c; c is never used on a differentiable p
 
 from __future__ import annotations
 
+import ast
+import inspect
 import math
 import textwrap
 from pathlib import Path
@@ -314,3 +316,54 @@ def test_every_node_kind_declares_where_its_output_is():
 
     with pytest.raises(AttributeError):
         output_of((undeclared_kind, 0))
+
+
+# --- the visitor: a profiler's hand on the one reverse pass ---------------------------------
+
+
+def run_pass(a, b, c, start=7, visit=None, seed=1.0):
+    t, _ = build(a, b, c)
+    acc = SumAccumulator(len(t.nodes))
+    acc.grads[start] = seed
+    backward(t.nodes, acc, start, visit)
+    return t, acc
+
+
+@pytest.mark.parametrize("start,runs", [(7, [7, 6, 4, 3]), (5, [5]), (4, [4, 3])])
+def test_the_visitor_sees_every_node_the_plain_pass_runs_in_its_order_and_changes_nothing(start, runs):
+    _, plain = run_pass(1.5, -0.5, 0.3, start)
+    plain_calls = list(CALLS)
+    CALLS.clear()
+    seen = []
+
+    def visit(i, node, g, pullback, acc):
+        seen.append((i, pullback, g))
+        assert pullback is node[0]
+        pullback(node, g, acc)
+
+    t, visited = run_pass(1.5, -0.5, 0.3, start, visit)
+    assert CALLS == plain_calls  # the same pullbacks, in the same order
+    assert [i for i, _, _ in seen] == runs and len(runs) == len(plain_calls)
+    assert visited.grads == plain.grads  # the same gradients, bit for bit, the same slots freed
+    assert all(t.nodes[i] is False for i, _, _ in seen)  # each node dropped as the plain pass drops it
+
+
+def test_the_visitor_gets_each_cotangent_complete_and_consumed():
+    got = {}
+
+    def visit(i, node, g, pullback, acc):
+        assert acc.grads[i] is None  # consumed before the visitor runs, as before a pullback
+        got[i] = g
+        pullback(node, g, acc)
+
+    a, b = 1.5, 2.0
+    run_pass(a, b, 0.0, visit=visit)
+    assert got[3] == 1.0 + 2.0 * a * b  # u's cotangent: every consumer's share already in
+
+
+def test_a_pass_without_a_visitor_is_the_plain_loop():
+    # the hot path tests nothing per node: the visitor is chosen once, before the loops
+    tree = ast.parse(textwrap.dedent(inspect.getsource(backward)))
+    plain, visited = sorted((n for n in ast.walk(tree) if isinstance(n, ast.For)), key=lambda n: n.lineno)
+    assert not any(isinstance(n, ast.Name) and n.id == "visit" for n in ast.walk(plain))
+    assert any(isinstance(n, ast.Name) and n.id == "visit" for n in ast.walk(visited))

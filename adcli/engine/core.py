@@ -101,14 +101,11 @@ class Primitive:
         self.trim = node_trim(vjps)
         # For any other node (record_general): the positions each VJP reads; None: everything.
         self.reads_each = vjp_reads(vjps) if reads else None
-        # Cost hints, for a profiler (read through engine.introspect, which documents them):
-        # ``lean``, whether a closed-form pullback needs no more data work than the forward per
-        # differentiated argument (None: as the node's layout says); ``closed_form``, what one
-        # still does of the generic pullback, measured; ``generalised``, whether ``fwd`` is a
-        # generalised ufunc (its signature, e.g. matmul's: its operands are not elementwise).
+        # Cost hints for a profiler, declared with the rule (engine.introspect.lean, .closed_form
+        # and .generalised say what they mean): not read on any hot path.
         self.lean = lean
         self.closed_form = closed_form
-        self.generalised = isinstance(fwd, np.ufunc) and fwd.signature is not None
+        self.generalised = isinstance(fwd, np.ufunc) and fwd.signature is not None  # matmul & co.
 
     def __repr__(self) -> str:
         return f"<primitive {self.name}>"

@@ -11,7 +11,9 @@ When a :class:`Session` is installed (``install``), the engine calls it at four 
   frame added per call is a frame a deep recursion of the program loses); it is also called
   for a user function's calls outside any gradient, and then only calls ``fn``;
 * ``backward(tape, acc, start)`` for the reverse pass; it must run ``engine.tape.backward``
-  (timing it as it likes);
+  on ``tape.nodes``, timing it as it likes: as a whole, or pullback by pullback with a visitor
+  (``backward(tape.nodes, acc, start, visit)``: profiler/stretches.py, profiler/decompose.py),
+  never with a loop of its own;
 * ``finish(tape)`` when the gradient computation ends, normally or by an exception.
 
 Gradients may be taken in several threads at once: a session keeps per-thread state.

@@ -3,7 +3,8 @@ engine's machinery (docs/advisor.md § What is measured).
 
 A replay measures the primal P and the derived forward + reverse D of one call. This module
 runs the same reverse pass once more with every pullback timed (``_Timed``, an engine session
-installed only for that run), which gives
+installed only for that run, whose visitor engine.tape.backward calls around each pullback), which
+gives
 
 * ``pullback_s`` B: the pullbacks' own time (their NumPy work, and adding their shares into
   the gradients), less the timer's overhead;
@@ -20,9 +21,11 @@ installed only for that run), which gives
   a generic VJP often does more (divide's ``-g * ans / y``, a tie mask for maximum, var's mean
   computed again, broadcasts summed back). Each such node's data work is scaled down to its
   forward's data work per differentiated argument when its VJPs take more (both timed warm,
-  one after the other, above their cost on one-element values); a ``np.linalg.solve`` with one
-  right-hand side keeps its pullback's time above its forward's (the factorization a rule
-  reuses, ``_lean_solve``); other nodes (matmul, linear algebra, indexing) keep theirs: their
+  one after the other, above their cost on one-element values; ``introspect.lean``); a node
+  whose rule declares its closed form (``introspect.closed_form``) keeps the share it declares:
+  a ``np.linalg.solve`` with one right-hand side its pullback's time above its forward's (the
+  factorization a rule reuses), a ``np.linalg.cholesky`` the inverse from its factor
+  (profiler/closed_forms.py); other nodes (matmul, linear algebra, indexing) keep theirs: their
   reverse is work any rule must do;
 * ``closed_fixed_s``: the per-call cost a closed-form pullback pays on top of that data work:
   for each distinct operation once, an operation being a kind of node and its output's shape
@@ -45,16 +48,12 @@ from functools import lru_cache
 import numpy as np
 
 from ..data.records import recurrent
-from ..engine import hooks
-from ..engine.core import BINARY_KINDS, Primitive, binary_parents, pb_general, pb_joint, pb_unary
+from ..engine import hooks, introspect
 from ..engine.grad import vjp
 from ..engine.hooks import Session
-from ..engine.introspect import carried
-from ..engine.rules.linalg import _pb_solve
-from ..engine.sums import unbroadcast
-from ..engine.tape import node_parents
+from ..engine.tape import backward
 from ..measure import stable_median
-from .closed_forms import _GENERALISED, _LEAN_REDUCTIONS, _is_cholesky, _lean_cholesky, _lean_solve
+from .closed_forms import closed_form_share
 
 _perf = time.perf_counter
 
@@ -63,7 +62,7 @@ class _Timed(Session):
     """A session that times each pullback of one reverse pass (and nothing else): the whole node
     (``times``), and its NumPy work alone (``work``: the primitive's VJP expressions, run twice
     more before the node, the faster run, without the engine's accumulation; the node's time
-    for other nodes)."""
+    for other nodes). The pass is engine.tape.backward's, with ``_visit`` around each pullback."""
 
     def __init__(self) -> None:
         self.times: list = []
@@ -71,8 +70,8 @@ class _Timed(Session):
         self.fixed: list = []  # each node's VJP expressions on one-element values (None: not known)
         self.lean: list = []  # each node's share of its data work a closed-form pullback needs (see _lean)
         self.kinds: set = set()
-        self.ops: list = []  # each node's ((kind, output shape), differentiated arguments)
-        self.chain = 0  # the longest run of nodes each computed from the last (see _Timed.backward)
+        self.ops: list = []  # each node's ((operation, output shape), differentiated arguments)
+        self.chain = 0  # the longest run of nodes each computed from the last (see _visit)
         # each node's forward operation re-run on its recorded values (``forwards``): the seconds,
         # and its cost on one-element values (None: a node whose forward cannot be re-run)
         self.forwards: bool = False
@@ -80,58 +79,57 @@ class _Timed(Session):
         self.fwd_fixed: list = []
         self._tiny: dict = {}
         self._tiny_fwd: dict = {}
+        self._height: dict = {}
 
     def backward(self, tape, acc, start: int) -> None:
-        nodes, grads, times, work, kinds = tape.nodes, acc.grads, self.times, self.work, self.kinds
         # The critical path: each node's longest chain of dependent nodes to the output, complete
         # when the node is reached (its consumers come later on the tape, so were visited first).
         # A time loop's steps each need the last (a chain as long as the loop); a map's elements
         # do not (chains as long as one element's work): only a map's forward can be vectorised.
         # Additions into an accumulator and writes into an array's next version add no step (a
         # sum over a loop is np.sum; y[i] = f(x[i]) in a loop is a map).
-        height = {start: 1}
-        for i in range(start, -1, -1):  # engine.tape.backward, with a timer around each pullback
-            g = grads[i]
-            if g is None:
-                continue
-            node = nodes[i]
-            if node is None:
-                continue
-            grads[i] = None
-            h = height.pop(i, 1)
-            if h > self.chain:
-                self.chain = h
-            passed = carried(node)
-            for p in node_parents(node):
-                hp = h if p in passed else h + 1
-                if height.get(p, 0) < hp:
-                    height[p] = hp
-            w = _work(node, g)
-            if w is not None:  # the faster of two runs: the first may find the VJP's data out of the caches
-                w = min(w, _work(node, g))
-            fixed = None if w is None else self._fixed(node, g)
-            self.fixed.append(fixed)
-            timed_forward = self._forward_times(node, g) if self.forwards else None
-            if timed_forward is not None:
-                self.fwd.append(timed_forward[0])
-                self.fwd_fixed.append(timed_forward[1])
-            self.lean.append(_lean_solve(node, g) if node[0] is _pb_solve else _lean_cholesky(node, w)
-                             if _is_cholesky(node) else 1.0 if w is None else self._lean(node, g, w, timed_forward))
-            t0 = _perf()
-            node[0](node, g, acc)
-            t = _perf() - t0
-            times.append(t)
-            work.append(t if w is None else w)
-            # an operation: its kind and its output's shape (a loop repeats one; straight-line code
-            # applies a kind to other shapes, each a call of its own in a closed form too)
-            op = (_kind(node), np.shape(g))
-            kinds.add(op)
-            self.ops.append((op, 1 if w is None else _differentiated(node)))
+        self._height = {start: 1}
+        backward(tape.nodes, acc, start, self._visit)
+
+    def _visit(self, i: int, node, g, pullback, acc) -> None:
+        """engine.tape.backward's visitor: the node's chain, its VJPs' work and fixed cost, its
+        forward and its closed form's share measured first, then its pullback, timed."""
+        height = self._height
+        h = height.pop(i, 1)
+        if h > self.chain:
+            self.chain = h
+        passed = introspect.carried(node)
+        for p in introspect.parents(node):
+            hp = h if p in passed else h + 1
+            if height.get(p, 0) < hp:
+                height[p] = hp
+        w = _work(node, g)
+        if w is not None:  # the faster of two runs: the first may find the VJP's data out of the caches
+            w = min(w, _work(node, g))
+        fixed = None if w is None else self._fixed(node, g)
+        self.fixed.append(fixed)
+        timed_forward = self._forward_times(node, g) if self.forwards else None
+        if timed_forward is not None:
+            self.fwd.append(timed_forward[0])
+            self.fwd_fixed.append(timed_forward[1])
+        declared = closed_form_share(node, g, w)  # (solve's and cholesky's: declared beside their rules)
+        self.lean.append(declared if declared is not None else 1.0 if w is None
+                         else self._lean(node, g, w, timed_forward))
+        t0 = _perf()
+        pullback(node, g, acc)
+        t = _perf() - t0
+        self.times.append(t)
+        self.work.append(t if w is None else w)
+        # an operation: its kind and its output's shape (a loop repeats one; straight-line code
+        # applies a kind to other shapes, each a call of its own in a closed form too)
+        op = (introspect.operation(node), np.shape(g))
+        self.kinds.add(op)
+        self.ops.append((op, 1 if w is None else len(introspect.argnums(node))))
 
     def _fixed(self, node, g) -> float | None:
         """The node's VJP expressions timed on one-element values of the same ranks: their fixed
         cost (once per operation and ranks; the median of a few runs)."""
-        key = (_kind(node), _ranks(node, g))
+        key = (introspect.operation(node), _ranks(node, g))
         if key not in self._tiny:
             tiny = _shrunk(node, g)
             try:
@@ -146,26 +144,27 @@ class _Timed(Session):
         two runs; the same operation on one-element values, once per operation and ranks): what
         a hand-written forward pays for it, without the Python around it. (None, None) for a
         node whose forward cannot be re-run."""
-        fwd = _rerun(node)
+        fwd = introspect.forward(node)
         if fwd is None:
             return None, None
-        key = (_kind(node), _ranks(node, g))
+        key = (introspect.operation(node), _ranks(node, g))
         try:
             with np.errstate(all="ignore"):
                 t = min(_timed_forward(fwd) for _ in range(2))
                 if key not in self._tiny_fwd:
-                    tiny = _shrunk(node, g)
-                    self._tiny_fwd[key] = min(_timed_forward(_rerun(tiny[0])) for _ in range(3))
+                    tiny, _ = _shrunk(node, g)
+                    self._tiny_fwd[key] = min(_timed_forward(introspect.forward(tiny)) for _ in range(3))
         except Exception:  # noqa: BLE001 - values the forward no longer takes (mutated since): not known
             return None, None
         return t, self._tiny_fwd[key]
 
     def _lean(self, node, g, work: float, timed_forward: tuple | None = None) -> float:
-        """The share of an elementwise or memory-bound reduction node's VJP data work that its
-        forward's data work per differentiated argument covers (1.0 for other nodes): both
-        timed warm (``work``: the VJPs' time, the faster of two runs), above their one-element
-        cost. ``timed_forward``: ``_forward_times`` of the node when this run took them already."""
-        if not _elementwise_or_lean(node):
+        """The share of a lean node's VJP data work (introspect.lean: elementwise, or a
+        memory-bound reduction) that its forward's data work per differentiated argument covers
+        (1.0 for other nodes): both timed warm (``work``: the VJPs' time, the faster of two
+        runs), above their one-element cost. ``timed_forward``: ``_forward_times`` of the node
+        when this run took them already."""
+        if not introspect.lean(node):
             return 1.0
         t, tiny = timed_forward if timed_forward is not None else self._forward_times(node, g)
         if t is None:
@@ -173,28 +172,7 @@ class _Timed(Session):
         vjps = work - (self._fixed(node, g) or 0.0)
         if vjps <= 0.0:
             return 1.0
-        return min(max(t - tiny, 0.0) * _differentiated(node) / vjps, 1.0)
-
-
-def _elementwise_or_lean(node) -> bool:
-    """Whether a node is elementwise or a memory-bound reduction: a closed-form pullback of it
-    needs at most its forward's data work per differentiated argument."""
-    kind = node[0]
-    return (kind is pb_unary or (kind in BINARY_KINDS and node[1].name not in _GENERALISED)
-            or (kind is pb_general and node[1].name in _LEAN_REDUCTIONS))
-
-
-def _rerun(node):
-    """(the primitive's forward, its values, its keywords) for any node a primitive recorded
-    (with a profiler's session installed, its nodes keep every value: engine.core), else None."""
-    kind = node[0]
-    if kind is pb_unary:
-        return node[1].fwd, (node[4],), {}
-    if kind in BINARY_KINDS:
-        return node[1].fwd, (node[4], node[5]), {}
-    if kind is pb_general and isinstance(node[1], Primitive):
-        return node[1].fwd, node[4], node[5]
-    return None
+        return min(max(t - tiny, 0.0) * len(introspect.argnums(node)) / vjps, 1.0)
 
 
 def _timed_forward(fwd) -> float:
@@ -204,23 +182,8 @@ def _timed_forward(fwd) -> float:
     return _perf() - t0
 
 
-def _differentiated(node) -> int:
-    kind = node[0]
-    return 1 if kind is pb_unary else len(binary_parents(node)) if kind in BINARY_KINDS else len(node[2])
-
-
 def _ranks(node, g) -> tuple:
-    return tuple(np.ndim(v) for v in (g, *_values(node)))
-
-
-def _values(node) -> tuple:
-    """The arrays and numbers a primitive's VJPs read: (ans, *operands)."""
-    kind = node[0]
-    if kind is pb_unary:
-        return node[3], node[4]
-    if kind in BINARY_KINDS:
-        return node[3], node[4], node[5]
-    return (node[3], *node[4])
+    return tuple(np.ndim(v) for v in (g, *introspect.reads(node)))
 
 
 def _one(v):
@@ -232,52 +195,20 @@ def _one(v):
 
 def _shrunk(node, g):
     """(node, g) with every array cut to one element per axis, or None for other nodes."""
-    kind = node[0]
-    if kind is pb_unary:
-        return (kind, node[1], node[2], _one(node[3]), _one(node[4])), _one(g)
-    if kind in BINARY_KINDS:
-        return (kind, node[1], node[2], _one(node[3]), _one(node[4]), _one(node[5])), _one(g)
-    if kind is pb_general:
-        return (kind, node[1], node[2], _one(node[3]), tuple(_one(v) for v in node[4]), node[5]), _one(g)
-    return None
+    tiny = introspect.with_values(node, _one)
+    return None if tiny is None else (tiny, _one(g))
 
 
 def _work(node, g) -> float | None:
     """Seconds of the NumPy work of a primitive's node (its VJPs, and the sums that undo
-    broadcasting), run on their own; None for other nodes (rules, indexing, mutation)."""
-    kind = node[0]
-    if kind is pb_unary:
-        _, prim, _, ans, x = node
-        t0 = _perf()
-        prim.vjps[0](g, ans, x)
-        return _perf() - t0
-    if kind in BINARY_KINDS:
-        _, prim, parents, ans, x, y = node
-        t0 = _perf()
-        if kind is pb_joint and None not in parents:  # both cotangents from one call, as pb_joint
-            cx, cy = prim.joint(g, ans, x, y)
-            unbroadcast(cx, x)
-            unbroadcast(cy, y)
-            return _perf() - t0
-        for argnum, _ in binary_parents(node):
-            vjp = prim.vjps[argnum]
-            if vjp is not None:
-                unbroadcast(vjp(g, ans, x, y), y if argnum else x)
-        return _perf() - t0
-    if kind is pb_general:
-        _, prim, parents, ans, vals, kwargs = node
-        t0 = _perf()
-        for argnum, _ in parents:
-            vjp = prim.vjps[argnum]
-            if vjp is not None:
-                vjp(g, ans, *vals, **kwargs)
-        return _perf() - t0
-    return None
-
-
-def _kind(node):
-    """A node's operation: its pullback, and the primitive (a ufunc's rule) when it names one."""
-    return (node[0], node[1]) if len(node) > 1 and isinstance(node[1], Primitive) else node[0]
+    broadcasting: introspect.vjp_work), run on their own; None for other nodes (rules,
+    indexing, mutation)."""
+    run = introspect.vjp_work(node, g)
+    if run is None:
+        return None
+    t0 = _perf()
+    run()
+    return _perf() - t0
 
 
 def _timed_run(grad, args, forwards: bool = False) -> _Timed:

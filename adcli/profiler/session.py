@@ -255,7 +255,7 @@ class Session(hooks.Session):
             # them may be recording a gradient in full: every call goes through numpy_call.
             # (Threads are counted when this one asks the sampler, at least every 1000 gradients:
             # gradients a thread started since takes meanwhile go unseen until then.)
-            batch.hidden = batch.alone and hooks._session is self
+            batch.hidden = batch.alone and hooks.current() is self
             if batch.hidden:
                 hooks.uninstall()
         loc.t_forward = loc.t_reverse = 0.0

@@ -3,8 +3,8 @@ the reverse pass and each array is charged to (the bookkeeping of profiler/sessi
 
 The session keeps the tape in stretches, each recorded by one call (a mark: its first index and
 the CallNode). ``stretches_of`` turns the marks into (first, end, call) stretches and charges
-each call with the arrays its nodes made; ``reverse`` runs engine.tape.backward's loop over them,
-reading the clock once per stretch and charging the stretch's time and the cotangent arrays it
+each call with the arrays its nodes made; ``reverse`` runs engine.tape.backward with a visitor
+that reads the clock once per stretch, charging the stretch's time and the cotangent arrays it
 made to its call.
 """
 
@@ -15,6 +15,9 @@ import time
 
 import numpy as np
 
+from ..engine.introspect import allocated
+from ..engine.tape import SumAccumulator, backward
+
 ndarray = np.ndarray
 _perf = time.perf_counter
 _refcount = sys.getrefcount
@@ -22,20 +25,16 @@ _refcount = sys.getrefcount
 
 def stretches_of(nodes: list, marks: list) -> list:
     """The marks as (first, end, CallNode) stretches of the tape, ``end`` exclusive; each
-    stretch's call is charged with the arrays its nodes made (``core.output_of``; views and
+    stretch's call is charged with the arrays its nodes made (``introspect.allocated``; views and
     numbers allocate nothing the advisor counts)."""
     ends = [k for k, _ in marks[1:]]
     ends.append(len(nodes))
     out = []
     for (lo, top), hi in zip(marks, ends):
         out.append((lo, hi, top))
-        for node in nodes[lo:hi]:  # a slice: faster per node than indexing
-            at = node[0].output_at
-            if at is not None:
-                v = node[at]
-                if type(v) is ndarray and v.base is None:
-                    top.fwd_allocs += 1
-                    top.fwd_bytes += v.nbytes
+        count, size = allocated(nodes[lo:hi])  # a slice: faster per node than indexing
+        top.fwd_allocs += count
+        top.fwd_bytes += size
     return out
 
 
@@ -47,18 +46,23 @@ def reverse(nodes: list, acc, start: int, stretches: list, root) -> None:
     grads = acc.grads
     # The cotangent arrays counted so far that a slot may hand back again (a pullback passes its
     # cotangent on unchanged: add's does), by id, held so that an id is not reused while it is
-    # here; each is let go once nothing but this loop holds it (see _HELD).
+    # here; each is let go once nothing but the pass holds it (see _HELD).
     known: dict = {}
-    # One loop over the nodes, from start down to the first stretch's first node; crossing into
-    # the stretch below reads the clock once and charges the time since the last reading.
     k = len(stretches) - 1
     while k >= 0 and stretches[k][0] > start:
         k -= 1
-    if k >= 0:
+    if k < 0:  # start is an input: no node recorded below it runs
+        backward(nodes, acc, start)
+    else:
         lo, _, owner = stretches[k]
-        first = stretches[0][0]
         t_prev = _perf()
-        for i in range(start, first - 1, -1):
+
+        # The visitor, a closure rather than a method: its state lives in cells, which it reads
+        # faster than attributes, once per node of every gradient recorded in full. Reaching a
+        # node of the stretch below reads the clock once and charges the time since the last
+        # reading.
+        def charge(i, node, g, pullback, acc):
+            nonlocal k, lo, owner, t_prev
             if i < lo:  # into the stretch below
                 t = _perf()
                 owner.rev += t - t_prev
@@ -66,12 +70,6 @@ def reverse(nodes: list, acc, start: int, stretches: list, root) -> None:
                 while i < lo:  # (every stretch has nodes: a mark is made only for new ones)
                     k -= 1
                     lo, _, owner = stretches[k]
-            g = grads[i]
-            if g is None:
-                continue
-            grads[i] = None
-            node = nodes[i]
-            nodes[i] = False  # as engine.tape.backward: its kept values are freed as the pass goes
             if type(g) is ndarray and g.base is None:
                 key = id(g)
                 if key not in known:
@@ -79,11 +77,13 @@ def reverse(nodes: list, acc, start: int, stretches: list, root) -> None:
                     if g.size:
                         owner.rev_allocs += 1
                         owner.rev_bytes += g.nbytes
-                node[0](node, g, acc)
+                pullback(node, g, acc)
                 if _refcount(g) <= _HELD:  # no slot holds it: it cannot come back
                     del known[key]
             else:
-                node[0](node, g, acc)
+                pullback(node, g, acc)
+
+        backward(nodes, acc, start, charge)
         owner.rev += _perf() - t_prev
     outermost = _outermost(stretches[0][2]) if stretches else root
     for i in range(min(stretches[0][0] if stretches else start + 1, start + 1)):  # the gradients
@@ -103,12 +103,22 @@ def _outermost(node):
 
 
 def _held() -> int:
-    """The reference count of a cotangent array that only the reverse loop holds: its local
-    name, its ``known`` entry and ``sys.getrefcount``'s own argument (probed, not assumed)."""
+    """The reference count of a cotangent array that only the reverse pass holds, as ``reverse``'s
+    visitor sees it after its pullback: engine.tape.backward's local name, the visitor's
+    argument, its ``known`` entry and ``sys.getrefcount``'s own argument (probed on a one-node
+    tape through the same loop, not assumed)."""
     known: dict = {}
-    g = np.empty(1)
-    known[id(g)] = g
-    return _refcount(g)
+    counts: list = []
+
+    def probe(i, node, g, pullback, acc):
+        known[id(g)] = g
+        pullback(node, g, acc)
+        counts.append(_refcount(g))
+
+    acc = SumAccumulator(2)
+    acc.grads[1] = np.empty(1)
+    backward([None, (lambda node, g, acc: None,)], acc, 1, probe)
+    return counts[0]
 
 
 _HELD = _held()
