@@ -35,8 +35,7 @@ def __getattr__(name: str):
 
         return adcli.rules
     if name == "profile":
-        from .app.notebook import profile
-        from .render import html  # noqa: F401  (rich display of the results in Jupyter)
+        from .render.notebook import profile  # the app's recording, its results displayed
 
         return profile
     raise AttributeError(f"module 'adcli' has no attribute {name!r}")

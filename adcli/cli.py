@@ -1,5 +1,8 @@
 """The ``adcli`` command line: parse options, call one function of the application layer
-(adcli.app), render its result (adcli.render), map errors to exit statuses. No logic here.
+(adcli.app), render its result (adcli.render), map errors to exit statuses. No logic here, and
+nothing named below the app: the options' choices and defaults are the app's (app/options.py),
+every output is a renderer's (``render``, ``notes``) and every file is written by the app
+(``app.write_output``).
 
 Exit statuses: 0 done; 1 a finding about the program or its rules (no gradient taken, a rule
 wrong or still a TODO); 2 bad input (every AdcliError: one line on stderr, or the traceback with
@@ -15,37 +18,12 @@ from dataclasses import fields
 import click
 
 from . import app
-from .advisor.choose import SORTS as ADVICE_SORTS
-from .advisor.choose import TIERS
-from .advisor.config import Thresholds
-from .app.advice import DEFAULT_PROFILE, IncompleteProfileError
-from .app.profiling import SORTS as PROFILE_SORTS
-from .app.profiling import check_output, profile_files
-from .app.report import report as make_report
-from .app.report import write_report
-from .app.timing import DEFAULT_BUDGET_S
 from .cli_types import Seconds, Size
 from .errors import AdcliError
-from .fileio import write_text
-from .profiler.api import (
-    AUTO,
-    DEFAULT_REPLAYS_TOTAL,
-    DEFAULT_SAMPLE_BUDGET,
-    REPLAY_CAP_S,
-    REPLAY_FLOOR_S,
-    NoGradientError,
-    report_error,
-)
-from .profiler.sampling import OVERHEAD_BUDGET
 from .render import console as console_settings
-from .render import formats, render
-from .render.check import summary_line
-from .render.profile import render_speedscope
+from .render import formats, notes, render
 from .render.progress import progress_callback
-from .render.suggest import json_notes
-from .render.text import safe
-from .rules.listing import SOURCES
-from .units import human_bytes
+from .units import human_bytes, safe
 from .version import __version__
 
 
@@ -53,12 +31,12 @@ class _Group(click.Group):
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
-        except IncompleteProfileError as exc:  # a finding about the profile, not a usage error: status 1
+        except app.IncompleteProfileError as exc:  # a finding about the profile, not a usage error: status 1
             click.echo(f"adcli: {safe(exc)}", err=True)
             ctx.exit(1)
-        except NoGradientError as exc:  # a finding about the program, not a usage error: status 1
+        except app.NoGradientError as exc:  # a finding about the program, not a usage error: status 1
             if exc.run is not None:
-                report_error(exc.run)  # the program's own traceback first, as Python would print it
+                app.report_error(exc.run)  # the program's own traceback first, as Python would print it
             click.echo(f"adcli: {safe(exc)}", err=True)
             ctx.exit(exc.run.exit_status if exc.run is not None and exc.run.exit_status else 1)
         except AdcliError as exc:
@@ -85,14 +63,14 @@ def _threshold_options(command):
     """One option per Thresholds field on every command that advises (suggest, export), built
     from the fields themselves: the two commands can never disagree, and a new threshold needs
     no change here."""
-    for f in reversed(fields(Thresholds)):
+    for f in reversed(fields(app.Thresholds)):
         command = click.option(f"--{f.name.replace('_', '-')}", f.name, type=float, default=None,
                                help=f"{f.metadata['help']} (default {f.default}).")(command)
     return command
 
 
 def _thresholds(kwargs: dict) -> dict:
-    return {f.name: kwargs.pop(f.name) for f in fields(Thresholds)}
+    return {f.name: kwargs.pop(f.name) for f in fields(app.Thresholds)}
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -118,13 +96,19 @@ def _note(message: str) -> None:
         click.echo(message, err=True)
 
 
+def _notes(lines: list) -> None:
+    """A renderer's lines for standard error (render.notes): each shown even with --quiet, or a note."""
+    for line, always in lines:
+        click.echo(line, err=True) if always else _note(line)
+
+
 @cli.group(short_help="Inspect the rules adcli has, derives and can import.")
 def rules() -> None:
     """Inspect the rules adcli has, derives, and can import from autograd."""
 
 
 @rules.command("list")
-@click.option("--source", type=click.Choice(SOURCES), default="all", show_default=True,
+@click.option("--source", type=click.Choice(app.RULE_SOURCES), default="all", show_default=True,
               help="native: what the engine has (native rules, verified derivations, declared rules); "
                    "autograd: what can be imported; all: both.")
 @_format_option(app.RuleListing)
@@ -143,7 +127,7 @@ def rules_show(name: str, fmt: str) -> None:
 
 @cli.command(context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
 @click.option("-m", "module", metavar="MODULE", default=None, help="Run a module as a script, as `python -m`.")
-@click.option("-o", "--output", default="adcli-profile.json", show_default=True,
+@click.option("-o", "--output", default=app.DEFAULT_PROFILE, show_default=True,
               help="Where to write the profile (JSON, with the sample inputs in a sidecar .npz).")
 @click.option("--rules", "rules_files", multiple=True, type=click.Path(dir_okay=False),
               help="A rules module to load first (repeatable).")
@@ -153,17 +137,17 @@ def rules_show(name: str, fmt: str) -> None:
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Source files that do not count as your code.")
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True, metavar="N",
               help="Signatures in the printed summary (0: all).")
-@click.option("--sort", type=click.Choice(PROFILE_SORTS), default="time", show_default=True,
+@click.option("--sort", type=click.Choice(app.PROFILE_SORTS), default="time", show_default=True,
               help="Rank the summary by gradient time or by bytes allocated.")
 @click.option("--no-replay", is_flag=True, help="Skip the isolated replays (faster; no primal or import costs).")
-@click.option("--replay-budget", type=Seconds(), default=DEFAULT_REPLAYS_TOTAL, show_default=True,
-              help=f"Time for all the replays: {AUTO!r} is the program's own run time, at least {REPLAY_FLOOR_S:g} s and at "
-                   f"most {REPLAY_CAP_S:g} s; signatures left when it runs out are not replayed (and are named).")
-@click.option("--sample-budget", type=Size(), default=human_bytes(DEFAULT_SAMPLE_BUDGET).replace(" ", ""),
+@click.option("--replay-budget", type=Seconds(), default=app.DEFAULT_REPLAYS_TOTAL, show_default=True,
+              help=f"Time for all the replays: {app.AUTO!r} is the program's own run time, at least {app.REPLAY_FLOOR_S:g} s "
+                   f"and at most {app.REPLAY_CAP_S:g} s; signatures left when it runs out are not replayed (and are named).")
+@click.option("--sample-budget", type=Size(), default=human_bytes(app.DEFAULT_SAMPLE_BUDGET).replace(" ", ""),
               show_default=True, help="Bytes of sample inputs kept in all (0: none; replays need samples).")
 @click.option("--every-gradient", is_flag=True,
               help="Record every gradient in full (default: the first of each function handed to grad, then as many "
-                   f"as keep the profiler's extra time within {OVERHEAD_BUDGET:.0%} of the gradient time; the rest are "
+                   f"as keep the profiler's extra time within {app.OVERHEAD_BUDGET:.0%} of the gradient time; the rest are "
                    "timed whole and the figures scaled to all).")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
 @click.argument("script", required=False)
@@ -182,7 +166,7 @@ def profile(module, output, rules_files, include, exclude, top, sort, no_replay,
                            include=include, exclude=exclude, replays=not no_replay, force=force, top=top, sort=sort,
                            sample_budget=sample_budget, progress=progress, replays_total=replay_budget,
                            every_gradient=every_gradient)
-    report_error(done.run)
+    app.report_error(done.run)
     data = done.view.profile
     _out(render(done.view, "table"))
     replay = f"; replays took {data.replay_s:.1f} s" if data.replay_s else ""
@@ -194,11 +178,11 @@ def profile(module, output, rules_files, include, exclude, top, sort, no_replay,
 
 
 @cli.command("show", short_help="Show a profile written by `adcli profile`.")
-@click.argument("profile", default="adcli-profile.json", metavar="[PROFILE]")
+@click.argument("profile", default=app.DEFAULT_PROFILE, metavar="[PROFILE]")
 @_format_option(app.ProfileView)
 @click.option("--top", type=click.IntRange(min=0), default=10, show_default=True, metavar="N",
               help="Show the N most expensive signatures (0: all). table and markdown only.")
-@click.option("--sort", type=click.Choice(PROFILE_SORTS), default="time", show_default=True,
+@click.option("--sort", type=click.Choice(app.PROFILE_SORTS), default="time", show_default=True,
               help="time: inclusive forward + reverse time; allocations: bytes the engine stored.")
 @click.option("--speedscope", "speedscope", metavar="OUT.json", default=None,
               help="Also write the call tree as a speedscope file (https://www.speedscope.app).")
@@ -207,20 +191,20 @@ def show(profile: str, fmt: str, top: int, sort: str, speedscope: str | None, fo
     """Show a profile written by `adcli profile` (default: adcli-profile.json). It only reads data."""
     view = app.show(profile, top, sort)
     if speedscope is not None:  # refused before anything is printed: no half-done output
-        app.profiling.check_speedscope_target(speedscope, profile, force)
+        app.check_speedscope_target(speedscope, profile, force)
     _out(render(view, fmt))
     if speedscope is not None:
-        app.profiling.write_speedscope(speedscope, render_speedscope(view.profile), force)
+        app.write_output(speedscope, render(app.FlameGraph(view.profile), "speedscope"), force)
         _note(f"adcli: wrote {safe(speedscope)} (open it at https://www.speedscope.app)")
 
 
 @cli.command(short_help="Advise which rules to hand-write, import or keep derived.")
 @click.argument("profiles", nargs=-1, type=click.Path(dir_okay=False))
 @_format_option(app.Advice)
-@click.option("--sort", type=click.Choice(ADVICE_SORTS), default="saving", show_default=True,
+@click.option("--sort", type=click.Choice(app.ADVICE_SORTS), default="saving", show_default=True,
               help="Rank by the saving of the suggested rule, by derived time, or by bytes allocated.")
 @click.option("--all", "show_all", is_flag=True, help="List keep-derived signatures too, with their reasons.")
-@click.option("--tier", type=click.Choice(TIERS), default=None,
+@click.option("--tier", type=click.Choice(app.TIERS), default=None,
               help="Only one tier: library (NumPy/SciPy rules, which serve every program) or user (your functions).")
 @click.option("-o", "--output", default=None, metavar="FILE", help="Write the advice to FILE instead of the terminal.")
 @click.option("--force", is_flag=True, help="Overwrite the --output file if it exists.")
@@ -233,27 +217,25 @@ def suggest(profiles, fmt, sort, show_all, tier, output, force, **options) -> No
     also come from [tool.adcli] in pyproject.toml.
     """
     if output is not None:  # before any work: nothing half-done
-        check_output(output, profile_files(profiles or (DEFAULT_PROFILE,)), force)
+        app.check_profiles_output(output, profiles, force)
     advice = app.advise(profiles, _thresholds(options), sort=sort, show_all=show_all, tier=tier)
-    if fmt == "json":  # the JSON is a list (the contract): its caveat, notes and reason go to stderr
-        for line, warning in json_notes(advice):
-            click.echo(line, err=True) if warning else _note(line)
+    _notes(notes(advice, fmt))
     if output is None:
         _out(render(advice, fmt))
         return
     with console_settings.plain():  # a file gets no ANSI styles and the off-terminal width
         text = render(advice, fmt)
-    write_text(output, text + "\n", force=force)
+    app.write_output(output, text + "\n", force=force)
     _note(f"adcli: wrote {safe(output)}")
 
 
 @cli.command(short_help="Write the suggested rules as one Python module.")
-@click.argument("profile", required=False, default="adcli-profile.json", type=click.Path(dir_okay=False))
+@click.argument("profile", required=False, default=app.DEFAULT_PROFILE, type=click.Path(dir_okay=False))
 @click.option("-o", "--output", required=True, help="The rules module to write (a .py file).")
 @click.option("--top", type=int, default=None, help="Export only the N best suggestions.")
 @click.option("--only", type=click.Choice(app.EXPORT_KINDS), default=None, help="Export only one kind.")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
-@click.option("--tier", type=click.Choice(TIERS), default=None,
+@click.option("--tier", type=click.Choice(app.TIERS), default=None,
               help="Only one tier: library (NumPy/SciPy rules, which serve every program) or user (your functions).")
 @_threshold_options
 @click.option("--script", default=None, type=click.Path(dir_okay=False), metavar="SCRIPT",
@@ -327,11 +309,8 @@ def check(rules_file, profile_path, script, modules, sizes, scale, fmt) -> None:
     axes = app.parse_scale(scale) if scale is not None else None
     report = app.check(rules_file, profile_path, script, sizes=size_list, modules=modules, scale=axes)
     _out(render(report, fmt))
-    if not report.results:  # as pytest's "no tests collected": nothing was checked
-        click.echo(f"adcli: {safe(rules_file)} declares no rule: nothing was checked", err=True)
-        sys.exit(1)
-    click.echo(summary_line(report), err=True)
-    if report.failed:
+    _notes(notes(report, fmt))
+    if not report.results or report.failed:  # no rule declared: as pytest's "no tests collected"
         sys.exit(1)
 
 
@@ -343,9 +322,9 @@ def check(rules_file, profile_path, script, modules, sizes, scale, fmt) -> None:
 @_threshold_options
 def report(profiles, output, force, **options) -> None:
     """Write one HTML page: status, signatures, AD-ratio chart, flame graphs and the advice."""
-    check_output(output, profile_files(profiles or (DEFAULT_PROFILE,)), force)  # before any work: nothing half-done
-    page = render(make_report(profiles, _thresholds(options)), "html")
-    write_report(output, page, force=force)
+    app.check_profiles_output(output, profiles, force)  # before any work: nothing half-done
+    page = render(app.report(profiles, _thresholds(options)), "html")
+    app.write_output(output, page, force=force)
     _note(f"adcli: wrote {safe(output)}")
 
 
@@ -377,7 +356,7 @@ class Share(click.ParamType):
               help="A rules file AFTER was profiled with (repeatable): in for the after side, out for the before.")
 @click.option("--module", "modules", multiple=True, type=click.Path(dir_okay=False), metavar="FILE",
               help="A module of yours (repeatable) whose functions the program hands to grad, besides the script's.")
-@click.option("--budget", type=Seconds(), default=DEFAULT_BUDGET_S, show_default=True,
+@click.option("--budget", type=Seconds(), default=app.COMPARE_BUDGET_S, show_default=True,
               help="Seconds of timing, both sides together (at least 5 rounds).")
 @click.option("--fail-if-slower", "fail_if_slower", type=Share(), default=None, metavar="PCT",
               help="With --script: exit status 1 when the after side is slower beyond noise by more than PCT "

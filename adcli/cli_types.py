@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .profiler.api import AUTO
+from .app import AUTO
 from .units import parse_bytes
 
 

@@ -9,6 +9,7 @@ from adcli.app.advice import Advice
 from adcli.app.profiling import ProfileView
 from adcli.data import store
 from adcli.profiler.api import NoGradientError
+from adcli.render import render
 from adcli.rules import dispatch
 from tests.support.fresh import fresh_python
 
@@ -26,8 +27,10 @@ def test_profile_block_summary_suggest_and_save(tmp_path):
         for _ in range(3):
             adcli.grad(loop_loss)(np.linspace(0.0, 1.0, 40))
     assert run.profile.totals.gradients == 3 and run.profile.replays == "done"
+    assert run.profile.replay_s > 0  # the recording is `adcli profile`'s (profiler.api.Recording), replays timed
     view = run.summary()
     assert isinstance(view, ProfileView) and "loop_loss(f64[1d])" in str(view)
+    assert str(view) == render(view, "table") and render(view, "markdown").startswith("**Gradient time:**")
     html = view._repr_html_()
     assert html.startswith("<p><b>Gradient time:</b>") and "<table>" in html and "loop_loss(f64[1d])</code>" in html
     advice = run.suggest()
@@ -39,6 +42,10 @@ def test_profile_block_summary_suggest_and_save(tmp_path):
     assert store.load(path).totals.gradients == 3
     with pytest.raises(adcli.AdcliError, match="pass --force"):
         run.save(path)
+    (tmp_path / "q.npz").write_text("theirs")  # the profile's sample file is checked too, as by `adcli profile -o`
+    with pytest.raises(adcli.AdcliError, match=r"q\.npz exists; pass --force to overwrite it \(the sample file of .*q\.json\)"):
+        run.save(str(tmp_path / "q.json"))
+    assert (tmp_path / "q.npz").read_text() == "theirs" and not (tmp_path / "q.json").exists()
 
 
 def test_rich_display_escapes_what_it_shows():

@@ -9,9 +9,10 @@ from ..advisor import HAND_WRITE, IMPORT
 from ..advisor.choose import LIBRARY
 from ..data.samples import decode
 from ..data.store import Samples, load, sidecar
-from ..fileio import OutputError, check_writable, refuse_inputs, write_text
+from ..fileio import OutputError, refuse_inputs
 from ..version import __version__
 from .advice import advise
+from .output import check_output, write_output
 from .stubs import rules_module
 from .targets import export_target, parameters, recorded_script
 
@@ -41,8 +42,7 @@ def export(profile: str, output: str, *, top: int | None = None, only: str | Non
     other files; a rule for a user function is written only for one they (or ``script``, for
     ``__main__``) define, and one for a library function only for the engine's catalog's
     callables (app/targets.py)."""
-    refuse_inputs(output, [profile, sidecar(profile), script, *modules])
-    check_writable(output, force)
+    check_output(output, [profile, sidecar(profile), script, *modules], force)
     for path, what in [(script, "--script names the profiled script")] + [(m, "--module names a module of yours")
                                                                              for m in modules]:
         if path is not None and not os.path.isfile(path):
@@ -71,7 +71,7 @@ def export(profile: str, output: str, *, top: int | None = None, only: str | Non
     rel = os.path.relpath(os.path.abspath(script), os.path.dirname(os.path.abspath(output))) if script else None
     text = rules_module(chosen, samples, targets, source=profile, version=__version__, script=rel, names=names,
                         missing=missing)
-    write_text(output, text, force=force)
+    write_output(output, text, force=force)
     named = [s for s in chosen if targets[s.signature][0] is not None]
     return Export(output, sum(s.action == IMPORT for s in named), sum(s.action == HAND_WRITE for s in named),
                   len(chosen) - len(named), recorded, missing)

@@ -7,29 +7,33 @@
 1
 
 ``run.summary()`` and ``run.suggest()`` return the same typed results ``adcli show`` and
-``adcli suggest`` render (with rich display in Jupyter), ``run.save(path)`` writes the profile and
-its samples as ``adcli profile`` does. Functions of your own appear as rows with nothing to decorate:
-for the block, every function ``__main__`` (the notebook, the script) defined or imported from your
-files, every method of its classes and every closure it keeps by name is a dispatch point, and
-the functions' own closures created in the block too (rules/inplace.py; undone after the block),
-as every function of a script is under ``adcli profile``.
+``adcli suggest`` render (``adcli.profile()`` is render/notebook.py's, which gives them their
+display: a table by ``print``, HTML in Jupyter), ``run.save(path)`` writes the profile and its
+samples as ``adcli profile`` does: the recording is the command's own (profiler.api.Recording).
+
+Functions of your own appear as rows with nothing to decorate: for the block, every function
+``__main__`` (the notebook, the script) defined or imported from your files, every method of its
+classes and every closure it keeps by name is a dispatch point, and the functions' own closures
+created in the block too (rules/inplace.py; undone after the block), as every function of a
+script is under ``adcli profile``.
 """
 
 from __future__ import annotations
 
-import datetime
 import os
 import time
 
 from ..advisor.config import thresholds
 from ..data.model import Profile
-from ..data.store import save
-from ..engine import hooks
 from ..errors import AdcliError
-from ..fileio import check_writable
-from ..profiler.api import DEFAULT_REPLAYS_TOTAL, DEFAULT_SAMPLE_BUDGET, NoGradientError, replay_allowance, run_meta, run_replays
-from ..profiler.build import build
-from ..profiler.session import Session
+from ..profiler.api import (
+    DEFAULT_REPLAYS_TOTAL,
+    DEFAULT_SAMPLE_BUDGET,
+    NoGradientError,
+    Recording,
+    check_profile_output,
+    save_profile,
+)
 from ..rules.inplace import serve_loaded
 from ..rules.instrument import default_excluded
 from .advice import Advice, advise_profiles
@@ -37,8 +41,8 @@ from .profiling import ProfileView
 
 
 class LiveProfile:
-    """The context manager ``adcli.profile()`` returns; after the block, ``profile`` holds what
-    was measured (a :class:`~adcli.data.model.Profile`)."""
+    """The context manager ``adcli.profile()`` records with; after the block, ``profile`` holds
+    what was measured (a :class:`~adcli.data.model.Profile`)."""
 
     def __init__(self, *, replays: bool = True, replay_budget: float = 0.2,
                  replays_total: float | str | None = DEFAULT_REPLAYS_TOTAL, include=(), exclude=(),
@@ -46,38 +50,37 @@ class LiveProfile:
         self.replays = replays
         self.replay_budget = replay_budget
         self.replays_total = replays_total
-        self._session_args = dict(include=tuple(include), exclude=tuple(exclude), root_dir=os.getcwd(),
-                                  sample_budget=sample_budget, every_gradient=every_gradient)
+        self._recording_args = dict(include=tuple(include), exclude=tuple(exclude), sample_budget=sample_budget,
+                                    every_gradient=every_gradient)
         self.profile: Profile | None = None
         self._samples: dict = {}
 
     def __enter__(self) -> "LiveProfile":
-        if hooks.current() is not None:
-            raise AdcliError("a profile is already being recorded (profiles do not nest)")
-        self._session = Session(**self._session_args)
-        root = self._session_args["root_dir"] + os.sep
-        self._served = serve_loaded(lambda path: os.path.abspath(path).startswith(root) and not default_excluded(
-            os.path.abspath(path)) and not path.startswith("<"))
-        self._started = datetime.datetime.now(datetime.timezone.utc)
+        root = os.getcwd()
+        self._recording = Recording(["<python>"], root, **self._recording_args)
+        self._recording.start()
+        try:
+            self._served = serve_loaded(lambda path: os.path.abspath(path).startswith(root + os.sep)
+                                        and not default_excluded(os.path.abspath(path)) and not path.startswith("<"))
+        except BaseException:
+            self._recording.stop()
+            raise
         self._t0 = time.perf_counter()
-        hooks.install(self._session)
         return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:
-        hooks.uninstall()
+        recording = self._recording
+        recording.stop()
         self._served.undo()
         run_s = time.perf_counter() - self._t0
-        session = self._session
-        if session.gradients == 0:
+        if recording.session.gradients == 0:
             if exc_type is None:
                 raise NoGradientError("no gradient was taken through adcli inside the `with adcli.profile()` block")
             return False
         failed = exc_type is not None
-        meta = run_meta(session, ["<python>"], self._started, 1 if failed else 0, exc_type is KeyboardInterrupt)
-        self.profile, self._samples = build(session, meta)
+        self.profile, self._samples = recording.profile(1 if failed else 0, exc_type is KeyboardInterrupt)
         if self.replays and not failed:
-            run_replays(self.profile, session, self.replay_budget, None, replay_allowance(self.replays_total, run_s))
-            self.profile.replays = "done"
+            recording.replay(self.profile, run_s, self.replays_total, self.replay_budget)
         return False
 
     def _measured(self) -> Profile:
@@ -86,7 +89,8 @@ class LiveProfile:
         return self.profile
 
     def summary(self, top: int = 10, sort: str = "time") -> ProfileView:
-        """What ``adcli show`` prints (``str()`` of it: the table; in Jupyter: an HTML table)."""
+        """What ``adcli show`` prints, for this run (from ``adcli.profile()``: ``str()`` of it is the
+        table, Jupyter shows an HTML table)."""
         return ProfileView(self._measured(), top, sort)
 
     def suggest(self, sort: str = "saving", show_all: bool = False, tier: str | None = None, **options) -> Advice:
@@ -96,11 +100,7 @@ class LiveProfile:
 
     def save(self, path: str = "adcli-profile.json", force: bool = False) -> str:
         """Write the profile (and its sample inputs beside it), as ``adcli profile -o`` does."""
-        check_writable(path, force)
-        save(self._measured(), path, self._samples)
+        profile = self._measured()
+        check_profile_output(path, force)
+        save_profile(profile, path, self._samples, force)
         return path
-
-
-def profile(**options) -> LiveProfile:
-    """``with adcli.profile() as run:`` profiles every gradient taken in the block (see the module)."""
-    return LiveProfile(**options)

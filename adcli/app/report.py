@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 
 from ..data.model import Profile
 from ..data.store import load
-from ..fileio import check_writable, write_text
 from .advice import DEFAULT_PROFILE, Advice, IncompleteProfileError, advise
 from .compare import Comparison, compare_profiles, superseded
 
@@ -25,6 +24,8 @@ class Report:
 
 
 def report(paths=(), options: dict | None = None) -> Report:
+    """The profiles at ``paths`` (default: adcli-profile.json), their advice with ``options``
+    (as ``advise``), and each program profiled again with rules files compared with its before."""
     paths = tuple(paths or (DEFAULT_PROFILE,))
     profiles = [load(p) for p in paths]
     try:
@@ -35,10 +36,3 @@ def report(paths=(), options: dict | None = None) -> Report:
               compare_profiles(profiles[i], profiles[j]))
              for i, j in sorted(superseded(profiles).items())]
     return Report(paths, profiles, advice, why, pairs)
-
-
-def write_report(output: str, html: str, force: bool = False) -> None:
-    """Write the page atomically; without ``force``, never over a file (one made while the
-    report was rendered included)."""
-    check_writable(output, force)
-    write_text(output, html, force=force)

@@ -1,4 +1,5 @@
-"""``profile_program``: the library function behind ``adcli profile``."""
+"""``profile_program``, the library function behind ``adcli profile``, and the ``Recording`` it
+shares with ``adcli.profile()`` (app/notebook.py): one session, profile, replays and save for both."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from .. import measure
 from ..data.model import Profile
 from ..data.records import Replay
 from ..data.store import save, sidecar
+from ..engine import hooks
 from ..errors import AdcliError
 from ..fileio import OutputError, check_writable, refuse_inputs
 from ..version import __version__
@@ -77,23 +79,14 @@ def profile_program(target: str, argv: list, *, module: bool = False, output: st
     elif not os.path.isfile(target):
         raise ScriptError(f"no such script: {target}")
     output = os.path.abspath(output) if output else output
-    if output and sidecar(output) == output:
-        raise OutputError(f"cannot write the profile to {output}: that is the name of its own sample file (.npz); "
-                          "name the profile .json")
-    inputs = [None if module else target, *rules]
-    refuse_inputs(output, inputs)
-    refuse_inputs(sidecar(output), inputs)
-    check_writable(output, force, what=", or -o to write elsewhere")
-    check_writable(sidecar(output), force, what=f" (the sample file of {output}), or -o to write elsewhere")
+    check_profile_output(output, force, [None if module else target, *rules], ", or -o to write elsewhere")
     load_rules(rules)
     root = os.getcwd() if module else os.path.dirname(os.path.abspath(target))
-    session = Session(include=include, exclude=exclude, root_dir=root, sample_budget=sample_budget,
-                      every_gradient=every_gradient)
-    started = datetime.datetime.now(datetime.timezone.utc)
-    command = [("-m " if module else "") + target, *argv]
+    recording = Recording([("-m " if module else "") + target, *argv], root, include=include, exclude=exclude,
+                          rules=rules, sample_budget=sample_budget, every_gradient=every_gradient)
 
     def finished(run: RunResult) -> tuple[Profile, dict]:
-        if session.gradients == 0:
+        if recording.session.gradients == 0:
             if run.error:
                 why = f"raised before its first gradient ({run.summary})"
             elif run.interrupted:
@@ -103,8 +96,7 @@ def profile_program(target: str, argv: list, *, module: bool = False, output: st
             else:
                 why = "took no gradient through adcli (adcli.grad / adcli.value_and_grad)"
             raise NoGradientError(f"{target} {why}: nothing to profile", run)
-        return build(session, run_meta(session, command, started, run.exit_status, run.interrupted or run.hard_exit,
-                                       rules))
+        return recording.profile(run.exit_status, run.interrupted or run.hard_exit)
 
     def hard_exit(status) -> None:  # the program called os._exit: save what there is, no replays
         run = RunResult(exit_status=status if isinstance(status, int) else 1, hard_exit=True)
@@ -117,25 +109,85 @@ def profile_program(target: str, argv: list, *, module: bool = False, output: st
             sys.stderr.write(f"adcli: the program called os._exit({status!r}): {exc}\n")
         sys.stderr.flush()
 
+    session = recording.session
     t_run = time.perf_counter()
     run = run_module(session, target, argv, hard_exit) if module else run_script(session, target, argv, hard_exit)
     run_s = time.perf_counter() - t_run
     profile, samples = finished(run)
     if replays and not run.interrupted:
-        t0 = time.perf_counter()
         try:
-            _replays(profile, session, replay_budget, progress, replay_allowance(replays_total, run_s))
-            profile.replays = "done"
+            recording.replay(profile, run_s, replays_total, replay_budget, progress)
         except KeyboardInterrupt:  # Ctrl-C during the replays: keep what was measured, exit as Ctrl-C does
             profile.partial = True
             profile.replays = "interrupted"
             profile.exit_status = run.exit_status = 130
             run.interrupted = True
-        profile.replay_s = time.perf_counter() - t0
+    save_profile(profile, output, samples, force)
+    return profile, run
+
+
+class Recording:
+    """One recording of gradients, from the session the engine reports to, to the profile built
+    from it and its replays: ``adcli profile`` records a program through one (profile_program
+    above), ``adcli.profile()`` a block of Python code (app/notebook.py), so that the two make
+    the same profile of the same gradients. ``command``: what ran, as the profile names it."""
+
+    def __init__(self, command: list, root_dir: str, *, include=(), exclude=(), rules=(),
+                 sample_budget: int = DEFAULT_SAMPLE_BUDGET, every_gradient: bool = False) -> None:
+        self.session = Session(include=include, exclude=exclude, root_dir=root_dir, sample_budget=sample_budget,
+                               every_gradient=every_gradient)
+        self.command = command
+        self.rules = rules
+        self.started = datetime.datetime.now(datetime.timezone.utc)
+
+    def start(self) -> None:
+        """Have the engine report every gradient to this recording, in every thread, until
+        ``stop`` (a block of code; runner.py installs the session around a program it runs).
+        Recordings do not nest."""
+        if hooks.current() is not None:
+            raise AdcliError("a profile is already being recorded (profiles do not nest)")
+        hooks.install(self.session)
+
+    def stop(self) -> None:
+        hooks.uninstall()
+
+    def profile(self, exit_status: int, partial: bool) -> tuple[Profile, dict]:
+        """The profile of what was recorded, before replays, and its sample arrays."""
+        return build(self.session, run_meta(self.session, self.command, self.started, exit_status, partial,
+                                            self.rules))
+
+    def replay(self, profile: Profile, run_s: float, replays_total: float | str | None = DEFAULT_REPLAYS_TOTAL,
+               replay_budget: float = 0.2, progress=None) -> None:
+        """Replay ``profile``'s costly signatures within ``replay_allowance(replays_total,
+        run_s)`` seconds; ``profile.replay_s`` records how long they took, interrupted or not
+        (a Ctrl-C goes on to the caller, which decides what an interrupted profile is)."""
+        t0 = time.perf_counter()
+        try:
+            _replays(profile, self.session, replay_budget, progress, replay_allowance(replays_total, run_s))
+            profile.replays = "done"
+        finally:
+            profile.replay_s = time.perf_counter() - t0
+
+
+def check_profile_output(output: str, force: bool, inputs=(), elsewhere: str = "") -> None:
+    """Refuse before any work to write a profile at ``output``: over its own sample file, over
+    one of ``inputs`` (its script, its rules files), over a file without ``force`` (``elsewhere``:
+    how else to write it, for the message), or where it cannot be written."""
+    if output and sidecar(output) == output:
+        raise OutputError(f"cannot write the profile to {output}: that is the name of its own sample file (.npz); "
+                          "name the profile .json")
+    refuse_inputs(output, inputs)
+    refuse_inputs(sidecar(output), inputs)
+    check_writable(output, force, what=elsewhere)
+    check_writable(sidecar(output), force, what=f" (the sample file of {output}){elsewhere}")
+
+
+def save_profile(profile: Profile, output: str, samples: dict, force: bool = False) -> None:
+    """Save the profile and its samples at ``output``, or, if that fails, to a temporary file
+    and raise ProfileSavedElsewhere saying where (save_or_fallback)."""
     where, problem = save_or_fallback(profile, output, samples, force)
     if problem:
         raise ProfileSavedElsewhere(f"{problem}; the profile was saved to {where} instead", where)
-    return profile, run
 
 
 def run_meta(session: Session, command: list, started, exit_status: int, partial: bool, rules=()) -> dict:
@@ -209,9 +261,6 @@ def _replays(profile: Profile, session: Session, budget: float, progress, total_
     hidden = (out.getvalue() + err.getvalue()).count("\n")
     if hidden:
         profile.notes.append(f"the replays re-ran your functions; the {hidden} line(s) they printed were hidden")
-
-
-run_replays = _replays  # for adcli.profile() (app/notebook.py)
 
 
 def _replay_each(profile: Profile, chosen: list, session: Session, budget: float, progress,

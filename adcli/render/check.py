@@ -66,4 +66,13 @@ def summary_line(report: CheckReport) -> str:
     return f"{len(report.results) - len(report.failed)} of {len(report.results)} rule(s) ok"
 
 
+def summary_notes(report: CheckReport) -> list[tuple[str, bool]]:
+    """What goes to standard error after the report, in every format, even with --quiet: how
+    many rules are ok, or (as pytest's "no tests collected") that nothing was checked."""
+    if not report.results:
+        return [(f"adcli: {safe(report.path)} declares no rule: nothing was checked", True)]
+    return [(summary_line(report), True)]
+
+
 RENDERERS = {"table": render_table, "json": render_json, "markdown": render_markdown}
+NOTES = dict.fromkeys(RENDERERS, summary_notes)

@@ -1,30 +1,14 @@
-"""A result's markdown rendering as a small HTML fragment (rich display in Jupyter): tables
-become ``<table>``, the rest paragraphs; every piece of text is escaped."""
+"""A result's markdown rendering as a small HTML fragment (rich display in Jupyter,
+render/notebook.py): tables become ``<table>``, the rest paragraphs; every piece of text is escaped."""
 
 from __future__ import annotations
 
 import html
 import re
 
-from ..app.advice import Advice
-from ..app.profiling import ProfileView
-from .profile import RENDERERS as _PROFILE
-from .suggest import RENDERERS as _SUGGEST
 
-_RENDERERS = {ProfileView: _PROFILE, Advice: _SUGGEST}
-
-
-def render(result, fmt: str) -> str:
-    return _RENDERERS[type(result)][fmt](result)
-
-
-def text(result) -> str:
-    """``str()`` of a result: its terminal table."""
-    return render(result, "table")
-
-
-def markdown_html(result, fmt: str = "markdown") -> str:
-    lines = render(result, fmt).splitlines()
+def markdown_html(markdown: str) -> str:
+    """The HTML fragment of ``markdown`` as the renderers write it (tables, lines; see _inline)."""
     out, table = [], []
 
     def flush() -> None:
@@ -38,7 +22,7 @@ def markdown_html(result, fmt: str = "markdown") -> str:
                    + "</tbody></table>")
         table.clear()
 
-    for line in lines:
+    for line in markdown.splitlines():
         if line.lstrip().startswith("|"):
             table.append(line)
             continue
@@ -56,13 +40,3 @@ def _inline(text: str) -> str:
     text = re.sub(r"`([^`]*)`", r"<code>\1</code>", text)
     text = re.sub(r"\*\*([^*]+)\*\*", r"<b>\1</b>", text)
     return re.sub(r"(?<![\w])_([^_]+)_(?![\w])", r"<i>\1</i>", text)
-
-
-def _display(cls) -> None:
-    """Give a result type rich display: ``str()`` its terminal table, Jupyter an HTML table."""
-    cls.__str__ = text
-    cls._repr_html_ = markdown_html
-
-
-for _cls in (ProfileView, Advice):
-    _display(_cls)

@@ -1,4 +1,5 @@
-"""Render a loaded profile (docs/profile-format.md): a rich summary table, JSON, markdown, speedscope.
+"""Render a loaded profile (docs/profile-format.md): a rich summary table, JSON, markdown; its call
+tree as a speedscope file.
 
 Every renderer is a pure function of a validated :class:`~adcli.data.model.Profile`.
 """
@@ -206,3 +207,4 @@ RENDERERS = {
     "json": lambda v: render_json(v.profile),
     "markdown": lambda v: render_markdown(v.profile, v.top, v.sort),
 }
+FLAME_RENDERERS = {"speedscope": lambda g: json.dumps(render_speedscope(g.profile))}

@@ -171,3 +171,5 @@ def render_markdown(advice: Advice) -> str:
 
 
 RENDERERS = {"table": render_table, "json": render_json, "markdown": render_markdown}
+# the table and the markdown show their caveat and notes themselves; the JSON is a list (the contract)
+NOTES = {"json": json_notes}
