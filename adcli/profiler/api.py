@@ -15,13 +15,13 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from .. import measure
 from ..data.model import Profile
 from ..data.records import Replay
 from ..data.store import save, sidecar
 from ..engine import hooks
 from ..errors import AdcliError
 from ..fileio import OutputError, check_writable, refuse_inputs
+from ..measure import ON_CALL
 from ..version import __version__
 from . import replay
 from .build import build
@@ -275,7 +275,7 @@ def _replay_each(profile: Profile, chosen: list, session: Session, budget: float
         if progress is not None and calls[0] % 8 == 0:
             progress(n, len(chosen), label, calls[0])
 
-    measure.ON_CALL.append(tick)
+    ON_CALL.append(tick)
     try:
         for n, stats in enumerate(chosen):
             label = str(stats.signature)
@@ -291,7 +291,7 @@ def _replay_each(profile: Profile, chosen: list, session: Session, budget: float
                 progress(n, len(chosen), label, calls[0])
             _replay_one(stats, session, budget)
     finally:
-        measure.ON_CALL.remove(tick)
+        ON_CALL.remove(tick)
     if progress is not None:
         progress(len(chosen), len(chosen), "", calls[0])
 
