@@ -1,6 +1,6 @@
 """adcli: a rule-selection advisor for reverse-mode AD of NumPy code.
 
-Glossary (see DESIGN.md):
+Glossary (the layers: docs/architecture.md):
 
 tracer      the object that stands for a value while the engine records a function
 tape        the record of one forward pass: primitive applications in order, with what each pullback needs

@@ -42,7 +42,7 @@ class Cost:
     operations: int | None = None
     chain: int | None = None  # the critical path through its tape, in nodes (profiler.decompose)
     lines: int | None = None
-    output: str | None = None  # what its calls returned (profiler.model.OUTPUTS); None: not recorded
+    output: str | None = None  # what its calls returned (data.schema.OUTPUTS); None: not recorded
     replayed_units: bool = False  # the advisor weighs replayed seconds (see scale); set for all at once
     # in the program (Replay.program_*), seconds per run summed over the profiles; None unless
     # every profile that replayed it measured them

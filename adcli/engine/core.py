@@ -33,7 +33,7 @@ class Tracer:
     ``_root``, ``_redo`` and ``_views`` are set only on some tracers (view bookkeeping for in-place
     writes, see engine.mutation), in an instance dict made when the first is set; the class's
     None answers for the others. (As unset slots, each read of one went through
-    ``__getattr__`` and an exception: ~0.5 µs, twice per view made.)
+    ``__getattr__`` and an exception, twice per view made.)
     """
 
     __slots__ = ("value", "idx", "tape", "__weakref__", "__dict__")

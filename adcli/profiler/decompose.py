@@ -346,8 +346,9 @@ def _lean_forward(run: _Timed, vector: np.ndarray | None, serial: bool, cal: Cal
 def _no_scalar_data(excess: np.ndarray, ops: list) -> np.ndarray:
     """``excess`` with the nodes of scalar output (shape ``()``) at zero: an operation on one
     element is all per-call cost, and what its timings show above the one-element measurement is
-    the machine's noise. Beside two busy processes, 1000 scalar additions' "data work" summed to
-    1.6 ms of a 2.8 ms gradient, and a hand-write that saves ~97% was advised at 34-38%."""
+    the machine's noise: summed over a loop of scalar operations beside busy processes, it made
+    a large share of the gradient look like data work, and undersold a hand-write
+    (docs/engine.md § Measurements behind the code)."""
     out = np.asarray(excess, dtype=float).copy()
     for k, (op, _) in enumerate(ops):
         if op[1] == ():
@@ -358,7 +359,7 @@ def _no_scalar_data(excess: np.ndarray, ops: list) -> np.ndarray:
 def _per_operation(excess: np.ndarray, ops: list) -> np.ndarray:
     """Each node's data work (VJP work less fixed cost, ``excess``): each operation's total is
     clipped at zero, then shared as its nodes' positive parts are (clipped node by node, the noise
-    of 2000 scalar additions summed to 3.5 ms of "data work" on a loaded machine)."""
+    of thousands of scalar additions summed to "data work" on a loaded machine)."""
     out, nodes = np.maximum(excess, 0.0), {}
     for k, op in enumerate(ops):
         nodes.setdefault(op, []).append(k)

@@ -226,7 +226,7 @@ class Session(hooks.Session):
                 kind, full = self.sampler.choose(f, lambda: CallNode(self._root_sig, None), args, kwargs, batch)
                 batch.alone = threading.active_count() == 1
                 # No garbage collection while a gradient is timed (as timeit does): a full
-                # collection in a large process takes ~100 ms and would be charged to whichever
+                # collection in a large process takes longer than most calls and would be charged to whichever
                 # call it hit. Collection runs as usual between gradients.
                 if full:
                     if self._timing == 0:

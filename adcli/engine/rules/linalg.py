@@ -91,8 +91,8 @@ DET = Primitive(
 def _inverse(a):
     """a^-1 for the pullbacks of det and slogdet (d log|det a| = tr(a^-1 da)): for a float32/
     float64 matrix of 16 rows or more from LAPACK's LU and its inverse (getrf, getri with the
-    optimal workspace: 2 n^3 flops), where np.linalg.inv solves against the identity (8/3 n^3):
-    300 x 300 3.38 -> 2.31 ms, 100 x 100 224 -> 143 µs. Stacks, other dtypes and a singular
+    optimal workspace: 2 n^3 flops), where np.linalg.inv solves against the identity (8/3 n^3;
+    docs/engine.md § Measurements behind the code). Stacks, other dtypes and a singular
     matrix go to np.linalg.inv (which raises for the last, as before)."""
     if a.ndim == 2 and a.shape[0] >= 16 and a.dtype in LAPACK_KIND:
         getrf, getri, lwork = _lu_inverse(LAPACK_KIND[a.dtype], a.shape[0])

@@ -51,9 +51,9 @@ _SHORT_LAST = 4  # a summed last axis this short is spread into a new array (see
 
 def _spread(g, x, axis, keepdims):
     """A reduction's cotangent ``g`` spread back over ``x``'s shape: a new array for small ``x``
-    (np.empty and a broadcasting assignment: a fraction of a microsecond), a read-only broadcast
-    view for large ones (no memory; np.broadcast_to's own checks cost about 2 µs, which only
-    small arrays notice)."""
+    (np.empty and a broadcasting assignment: cheaper there than a view's checks), a read-only
+    broadcast view for large ones (no memory; np.broadcast_to's own checks are a fixed cost, which
+    only small arrays notice)."""
     if type(x) is ndarray:  # the usual case, without np.shape's and np.size's Python calls
         shape, size = x.shape, x.size
     else:
@@ -67,9 +67,9 @@ def _spread(g, x, axis, keepdims):
     if 1 < k <= _SHORT_LAST and g.ndim == len(shape) and g.shape[-1] == 1 and g.size > 1 and g.dtype.kind in "fc":
         # the last axis summed, and short, and not every axis (np.sum(d ** 2, axis=-1) of pairwise
         # differences in 2-D or 3-D): a broadcast view would be stride 0 along it, and NumPy's
-        # loops over such an operand go k elements at a time, ~6x slower (x * g on 120x120x2:
-        # 40 against 7 µs); a new array, one strided assignment per index, costs ~9 µs and every
-        # consumer less (gp_hyper's x ** 2 pullback 63 -> 16 µs, the sum's own 14 -> 17 µs)
+        # loops over such an operand go k elements at a time, several times slower; a new array,
+        # one strided assignment per index, costs a little here and every consumer less
+        # (docs/engine.md § Measurements behind the code)
         out = np.empty(shape, g.dtype)
         for j in range(k):
             out[..., j] = g[..., 0]
@@ -108,7 +108,7 @@ def _choose_vjp(g, ans, x, axis=None, keepdims=False):
     if type(x) is np.ndarray and x.dtype.kind == "f" and np.count_nonzero(hit) == np.size(ans):
         # one maximal entry each (no tie, no nan): the mask times g, in place when g has x's dtype
         mask = hit.astype(x.dtype)
-        # (above the elementwise VJPs' size for writing in place: NumPy's out= costs ~0.3 µs)
+        # (above the elementwise VJPs' size for writing in place: NumPy's out= has a fixed cost)
         if type(mask) is np.ndarray and mask.size > rules_elementwise._IN_PLACE_MIN and getattr(g, "dtype", x.dtype) == x.dtype:
             return np.multiply(mask, g, out=mask)
         return mask * g
