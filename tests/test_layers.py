@@ -265,6 +265,44 @@ def test_fake_long_module_is_reported(tmp_path: Path) -> None:
     ]
 
 
+def test_real_table_refuses_each_forbidden_import(tmp_path: Path) -> None:
+    """The real LAYERS and NEVER, on a fake ``adcli`` with one forbidden import of each kind: each
+    is reported (the rules this test file encodes can fail, not only the checker)."""
+    root = tmp_path / "adcli"
+    files = {
+        "__init__.py": "", "errors.py": "", "testing.py": "from .rules import declare\n",
+        "cli.py": "from .app import a\nfrom .profiler import api\nfrom .advisor import costs\n",
+        "app/__init__.py": "", "app/a.py": "", "rules/__init__.py": "", "rules/declare.py": "",
+        "advisor/__init__.py": "", "advisor/costs.py": "from ..profiler import api\nfrom ..data import model\n",
+        "profiler/__init__.py": "", "profiler/api.py": "",
+        "data/__init__.py": "", "data/model.py": "from ..profiler import api\n",
+        "engine/__init__.py": "from . import dispatch, rules\n", "engine/core.py": "from .rules import shape\n",
+        "engine/dispatch.py": "from .rules import shape\nfrom . import core\n",
+        "engine/rules/__init__.py": "", "engine/rules/shape.py": "from .. import dispatch\n",
+    }
+    for rel, source in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(source)
+    found = check(root, LAYERS, facade_layers=FACADE_LAYERS, never=NEVER).layers
+    said = [m.split(": ", 1)[1] for m in found]
+    assert said == [
+        "adcli.advisor.costs (advisor) imports adcli.profiler.api (profiler): advisor never imports profiler "
+        f"({NEVER['advisor', 'profiler']})",
+        "adcli.cli (cli) imports adcli.profiler.api (profiler): cli never imports profiler "
+        f"({NEVER['cli', 'profiler']})",
+        "adcli.cli (cli) imports adcli.advisor.costs (advisor): cli never imports advisor "
+        f"({NEVER['cli', 'advisor']})",
+        "adcli.data.model (data) imports adcli.profiler.api (profiler): a module may import only from its own layer or lower",
+        "adcli.engine.core (engine machinery) imports adcli.engine.rules.shape (engine rules): a module may import only "
+        "from its own layer or lower",
+        "adcli.engine.dispatch (engine surface) imports adcli.engine.rules.shape (engine rules): engine surface never "
+        f"imports engine rules ({NEVER['engine surface', 'engine rules']})",
+        "adcli.engine.rules.shape (engine rules) imports adcli.engine.dispatch (engine surface): a module may import only "
+        "from its own layer or lower",
+        "adcli.testing (testing) imports adcli.rules.declare (rules): a module may import only from its own layer or lower",
+    ]
+
+
 # --------------------------------------------------------------------------------------------
 # The real package
 # --------------------------------------------------------------------------------------------
