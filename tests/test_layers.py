@@ -43,6 +43,9 @@ LAYERS: list[tuple[str, list[str]]] = [
 #: Imports forbidden between two layers whatever their order: ``(importer, imported): reason``.
 NEVER: dict[tuple[str, str], str] = {
     ("engine surface", "engine rules"): "the surface finds rules through the registry (OPERATORS, METHODS, ...)",
+    # above the engine, a native rule is found through the registry too, never by its module
+    **{(high, "engine rules"): "the engine's rules are found through its registry, not by their modules"
+       for high in ("measure", "testing", "rules", "data", "profiler", "advisor", "app", "render", "plugin")},
     ("advisor", "profiler"): "the advisor reads profiles (adcli.data); it never runs a program",
     ("data", "profiler"): "a profile is data: reading one runs nothing",
     **{("cli", low): "the command line talks to the app and the renderers only"

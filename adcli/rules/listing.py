@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import importlib
 
+import numpy as np
+
 from ..engine import library
-from ..engine.registry import REGISTRY, UFUNCS, qualified_name
-from ..engine.rules.scipy import special as rules_scipy
+from ..engine.registry import REGISTRY, UFUNCS, qualified_name, ufunc_rule
 from ..errors import RuleError
 from .autograd_catalog import _normalise, catalog, find
 
@@ -14,13 +15,15 @@ SOURCES = ("native", "autograd", "all")
 
 
 def _scipy_rules() -> None:
-    """SciPy's rules register on first use (engine/rules/scipy/special.py for its ufuncs, engine.library
-    for its Python functions); a listing shows them whenever SciPy is installed."""
+    """SciPy's rules register on first use (its ufuncs' when the registry is first asked for one,
+    ``ufunc_rule``; its Python functions' through engine.library); a listing shows them whenever
+    SciPy is installed."""
     try:
         import scipy.special as sp
     except ImportError:
         return
-    rules_scipy.install(sp)
+    for ufunc in [u for u in vars(sp).values() if isinstance(u, np.ufunc)]:
+        ufunc_rule(ufunc)  # the registry's lazy lookups install the covered ones
     for module in library.MODULES:
         try:
             importlib.import_module(module)
