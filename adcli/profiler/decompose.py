@@ -89,7 +89,13 @@ class _Timed(Session):
         # Additions into an accumulator and writes into an array's next version add no step (a
         # sum over a loop is np.sum; y[i] = f(x[i]) in a loop is a map).
         self._height = {start: 1}
+        # The pass frees each node once its pullback has run; these timings are taken with every
+        # node alive to the end (the values the VJPs read stay where they were, and no node's
+        # arrays go back to the allocator between two timed pullbacks), as they were measured
+        # when the cost model was fitted: the pass is given the nodes, and this list holds them.
+        held = list(tape.nodes)
         backward(tape.nodes, acc, start, self._visit)
+        del held
 
     def _visit(self, i: int, node, g, pullback, acc) -> None:
         """engine.tape.backward's visitor: the node's chain, its VJPs' work and fixed cost, its
