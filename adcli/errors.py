@@ -32,3 +32,8 @@ class RuleError(AdcliError):
 class RuleDisagreement(RuleError):
     """Verification found a rule whose gradient differs from finite differences or from another
     rule's on the same inputs: one of them is wrong."""
+
+
+class SynthesisError(AdcliError):
+    """A function's rule cannot be synthesized from its source: a construct outside the subset
+    adcli.synth transforms, named with its ``file:line``."""

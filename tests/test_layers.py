@@ -31,6 +31,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("measure", ["adcli.measure", "adcli.gradcheck"]),
     ("testing", ["adcli.testing"]),
     ("rules", ["adcli.rules"]),
+    ("synth", ["adcli.synth"]),
     ("data", ["adcli.data"]),
     ("profiler", ["adcli.profiler"]),
     ("advisor", ["adcli.advisor"]),
@@ -45,7 +46,7 @@ NEVER: dict[tuple[str, str], str] = {
     ("engine surface", "engine rules"): "the surface finds rules through the registry (OPERATORS, METHODS, ...)",
     # above the engine, a native rule is found through the registry too, never by its module
     **{(high, "engine rules"): "the engine's rules are found through its registry, not by their modules"
-       for high in ("measure", "testing", "rules", "data", "profiler", "advisor", "app", "render", "plugin")},
+       for high in ("measure", "testing", "rules", "synth", "data", "profiler", "advisor", "app", "render", "plugin")},
     ("advisor", "profiler"): "the advisor reads profiles (adcli.data); it never runs a program",
     ("data", "profiler"): "a profile is data: reading one runs nothing",
     **{("cli", low): "the command line talks to the app and the renderers only"

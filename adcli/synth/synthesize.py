@@ -1,0 +1,46 @@
+"""``synthesize(func) -> Synthesis``: the rule module's text and a way to load it."""
+
+from __future__ import annotations
+
+import linecache
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .analysis import Program, closure_values, parse
+from .generate import Generator
+
+
+@dataclass
+class Synthesis:
+    """A synthesized rule: ``source``, the text of a module defining ``fwd`` and ``pullback``,
+    for ``func``. ``load()`` runs it with func's globals and closure variables (as they are now,
+    constants to the rule) and returns ``fwd``."""
+
+    func: Callable
+    source: str
+    program: Program = field(repr=False)
+
+    @property
+    def filename(self) -> str:
+        return f"<adcli.synth {self.func.__module__}.{self.func.__qualname__}>"
+
+    def namespace(self) -> dict:
+        """The module's namespace once run: a copy of func's globals, its closure variables, and
+        what the module defines."""
+        ns = dict(self.func.__globals__)
+        ns.update(closure_values(self.func))
+        # tracebacks through the generated code show its lines
+        linecache.cache[self.filename] = (len(self.source), None, self.source.splitlines(True), self.filename)
+        exec(compile(self.source, self.filename, "exec"), ns)  # noqa: S102 - the text synthesize() wrote
+        return ns
+
+    def load(self) -> Callable:
+        """The rule's ``fwd(*args) -> (ans, pullback)``."""
+        return self.namespace()["fwd"]
+
+
+def synthesize(func: Callable) -> Synthesis:
+    """The rule of ``func`` by source transformation, or SynthesisError naming the first
+    construct outside the subset (adcli.synth's docstring) and its ``file:line``."""
+    program = parse(func)
+    return Synthesis(func, Generator(program).module(), program)
