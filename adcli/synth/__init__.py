@@ -5,10 +5,16 @@ Google's Tangent did for a Python/NumPy subset), and verified before it is used.
 >>> print(s.source)              # the rule module: fwd(*args) -> (ans, pullback)   # doctest: +SKIP
 >>> verify(s, (x,))              # check_rule: finite differences, the derived rule, ...   # doctest: +SKIP
 
-The subset: assignments (``y = e``, ``y += e``, ``a, b = e1, e2``) to names; ``+ - * / **`` and
-unary ``-`` on scalars and arrays (broadcasting); NumPy ufuncs with a native rule; ``np.sum(a)``,
-``len(x)``; ``x[i]``; ``for i in range(...)``, ``while``, ``if``/``else``; one ``return`` at the
-end. Anything else raises SynthesisError naming the construct and its ``file:line``.
+The subset: assignments and augmented assignments to names and to elements and slices of
+arrays the function made (``y = np.zeros(n); y[i] = e``), tuple unpacking, ``+ - * / ** @``
+and unary ``-`` with broadcasting, comparisons, NumPy ufuncs with a native rule (their VJPs
+inlined from the registry), any other NumPy or SciPy function (the engine's gradient of that
+call), the user's own functions (synthesized in turn, else the engine's), methods and ``.T``,
+indexing with ints, slices, None, masks and index arrays, list and tuple displays, ``xs.append``
+on a list the function made, ``for`` over ``range`` or a name, ``while``, ``if``/``elif``/
+``else``, parameters with defaults, keyword arguments, containers (dict, list, tuple) as
+arguments, globals and closure variables as constants, one ``return`` at the end. Anything else
+raises SynthesisError naming the construct and its ``file:line`` (subset.py).
 """
 
 from .synthesize import Synthesis, synthesize

@@ -1,12 +1,15 @@
 """The rule module's text, from a :class:`~adcli.synth.analysis.Program`.
 
-``fwd`` runs the user's statements as written (``y += e`` as ``y = y + e``), and before a
-statement overwrites a value the pullback reads, pushes it on that name's stack; a loop keeps
-its range or its iteration count, an ``if`` which branch ran. ``pullback`` walks the statements
-backwards with the same names: reversing ``y = e`` takes y's adjoint, pops y's old value (every
-name then holds what it held before the statement), recomputes e's intermediate values from
-them and hands the adjoint to e's operands through the registry's VJPs, summed back to each
-operand's shape (``unbroadcast``), as the engine's own nodes do.
+``fwd`` runs the user's statements as written (the rewritten forms of analysis.py), and before
+a statement overwrites a value the pullback reads, pushes it on that name's stack (a write into
+an array pushes the elements it overwrites); a loop keeps its range or its iteration count, an
+``if`` which branch ran. ``pullback`` walks the statements backwards with the same names:
+reversing ``y = e`` takes y's adjoint, pops y's old value (every name then holds what it held
+before the statement), recomputes e's intermediate values from them and hands the adjoint to
+e's operands: through the registry's VJPs for arithmetic and ufuncs, summed back to each
+operand's shape (``unbroadcast``), as the engine's own nodes do; through the engine's own
+gradient of that one call for any other NumPy or SciPy function (``call_vjp``: the call is run
+again, traced); through the callee's synthesized rule for a function of the user's.
 """
 
 from __future__ import annotations
@@ -18,13 +21,26 @@ import numpy as np
 from ..engine.core import passes
 from ..engine.keep import params_read
 from ..engine.registry import UFUNCS
-from .analysis import BINARY, UNARY, Program, assignments, is_active, pushed
+from .analysis import BINARY, UNARY, Program, assignments, is_active, is_append, is_write, pairs_of, pushed
 
-_LEAVES = (ast.Name, ast.Constant, ast.Attribute)
+_LEAVES = (ast.Name, ast.Constant)
 
 
 def adjoint_name(name: str) -> str:
     return "_d_out" if name == "_out" else f"d_{name}"
+
+
+def slice_text(node) -> str:
+    """A subscript's index as written between the brackets (``:, None``, not ``(:, None)``)."""
+    return ast.unparse(ast.Subscript(ast.Name("x", ast.Load()), node, ast.Load()))[2:-1]
+
+
+def index_value(node) -> str:
+    """A subscript's index as a value: ``(i, j)``, ``_np.s_[1:, i]`` for slices."""
+    text = slice_text(node)
+    if any(isinstance(n, ast.Slice) for n in ast.walk(node)):
+        return f"_np.s_[{text}]"
+    return f"({text})" if isinstance(node, ast.Tuple) else text
 
 
 class Generator:
@@ -34,7 +50,7 @@ class Generator:
         self.labels: dict = {}  # id(loop or if) -> its number
         self.stacks: list = []  # the lists fwd makes: values pushed, nested loops' and ifs' bookkeeping
         self.carried: list = []  # the top-level bookkeeping the pullback receives
-        self.scatters = False
+        self.owns = False  # the pullback writes into adjoints in place, or reads a container's
         self.n = 0  # temporaries of the statement being reversed
 
     # --- fwd ----------------------------------------------------------------------------
@@ -53,16 +69,24 @@ class Generator:
         else:
             self.carried.append(name)
 
+    def stack(self, t: str) -> str:
+        if f"_stack_{t}" not in self.stacks:
+            self.stacks.append(f"_stack_{t}")
+        return f"_stack_{t}"
+
     def forward(self, stmts, depth: int, ind: str) -> list:
         prog, out = self.prog, []
         for s in stmts:
             out.append(ind + self.comment(s))
-            if isinstance(s, ast.Assign):
-                for t in _targets(s):
+            if is_write(s):
+                y = s.targets[0].value.id
+                if pushed(prog, s, y):  # the elements it overwrites
+                    out.append(f"{ind}{self.stack(y)}.append(_saved({ast.unparse(s.targets[0])}))")
+                out.append(ind + ast.unparse(s))
+            elif isinstance(s, (ast.Assign, ast.Expr)):
+                for t, _ in pairs_of(s):
                     if pushed(prog, s, t):
-                        if f"_stack_{t}" not in self.stacks:
-                            self.stacks.append(f"_stack_{t}")
-                        out.append(f"{ind}_stack_{t}.append({t})")
+                        out.append(f"{ind}{self.stack(t)}.append({t})")
                 out.append(ind + ast.unparse(s))
             elif isinstance(s, ast.Pass):
                 out.append(ind + "pass")
@@ -90,8 +114,11 @@ class Generator:
     def relevant(self, s) -> bool:
         """Whether the pullback reverses anything in ``s``: an adjoint to hand on or reset, a value to pop."""
         prog = self.prog
+        if is_append(s):
+            t = pairs_of(s)[0][0]
+            return prog.adjoint(t) or t in prog.needed
         if isinstance(s, ast.Assign):
-            return any(prog.adjoint(t) or pushed(prog, s, t) for t in _targets(s))
+            return any(prog.adjoint(t) or pushed(prog, s, t) for t, _ in pairs_of(s))
         if isinstance(s, (ast.For, ast.While, ast.If)):
             return any(self.relevant(b) for b in s.body + getattr(s, "orelse", []))
         return False
@@ -105,7 +132,11 @@ class Generator:
                 continue
             out.append(ind + self.comment(s))
             inner = ind + "    "
-            if isinstance(s, ast.Assign):
+            if is_write(s):
+                out += [ind + line for line in self.reverse_write(s)]
+            elif is_append(s):
+                out += [ind + line for line in self.reverse_append(s)]
+            elif isinstance(s, ast.Assign):
                 out += [ind + line for line in self.reverse_assign(s)]
             elif isinstance(s, ast.For):
                 k = self.label(s)
@@ -130,10 +161,14 @@ class Generator:
                     out += [f"{ind}else:"] + orelse
         return out
 
+    def pop(self, t: str) -> str:
+        """Restore ``t``'s value before the statement (a mutable's as the pullback's own copy)."""
+        return f"{t} = _copy(_stack_{t}.pop())" if t in self.prog.mutables else f"{t} = _stack_{t}.pop()"
+
     def reverse_assign(self, s) -> list:
         prog, out = self.prog, []
         self.n = 0
-        pairs = _pairs(s)
+        pairs = pairs_of(s)
         adj = [(t, v) for t, v in pairs if prog.adjoint(t)]
         live = [(t, v) for t, v in adj if is_active(prog, v)]
         seeds = {}
@@ -148,18 +183,56 @@ class Generator:
                 out.append(f"{roots[t]} = {t}")
         for t, _ in reversed(pairs):
             if pushed(prog, s, t):
-                out.append(f"{t} = _stack_{t}.pop()")
+                out.append(self.pop(t))
         for t, v in live:
             vals: dict = {}
-            self.values(v, roots.get(t, "None"), vals, out)  # None: no VJP reads the answer
+            self.values(v, roots.get(t), vals, out, want=False)
             self.back(v, seeds[t], vals, out)
+        return out
+
+    def reverse_write(self, s) -> list:
+        """``y[i] = e``: the adjoint of the elements written goes to e, and is zero in y's before."""
+        prog, out = self.prog, []
+        self.n = 0
+        target = s.targets[0]
+        y, v = target.value.id, s.value
+        idx = index_value(target.slice)
+        g = None
+        if prog.adjoint(y):
+            self.owns = True
+            g = self.temp("_g") if is_active(prog, v) else "_"
+            out.append(f"{adjoint_name(y)}, {g} = _take({adjoint_name(y)}, {y}, {idx})")
+        if pushed(prog, s, y):
+            out.append(f"{ast.unparse(target)} = _stack_{y}.pop()")
+        if g is not None and g != "_":
+            vals: dict = {}
+            self.values(v, None, vals, out, want=True)
+            self.give(v, f"_unbroadcast({g}, {vals[id(v)]})", vals, out)
+        return out
+
+    def reverse_append(self, s) -> list:
+        """``xs.append(e)``: the adjoint of the last item goes to e; the item is popped."""
+        prog, out = self.prog, []
+        self.n = 0
+        t, v = pairs_of(s)[0]
+        g = None
+        if prog.adjoint(t):
+            self.owns = True
+            g = self.temp("_g") if is_active(prog, v) else "_"
+            out.append(f"{adjoint_name(t)}, {g} = _take_last({adjoint_name(t)}, {t})")
+        if t in prog.needed:
+            out.append(f"{t}.pop()")
+        if g is not None and g != "_":
+            vals: dict = {}
+            self.values(v, None, vals, out, want=False)
+            self.give(v, g, vals, out)
         return out
 
     def reads_answer(self, v) -> bool:
         """Whether the VJP at the root of ``v`` reads its answer (exp's does, add's does not)."""
-        if isinstance(v, (*_LEAVES, ast.Subscript)):
+        if not isinstance(v, (ast.BinOp, ast.UnaryOp, ast.Call)):
             return False
-        if isinstance(v, ast.Call) and self.prog.calls[id(v)][0] == "sum":
+        if isinstance(v, ast.Call) and self.prog.calls[id(v)][0] != "ufunc":
             return False
         ufunc = BINARY.get(type(v.op)) if isinstance(v, ast.BinOp) else UNARY.get(type(v.op)) \
             if isinstance(v, ast.UnaryOp) else self.prog.calls[id(v)][1]
@@ -170,11 +243,12 @@ class Generator:
         self.n += 1
         return f"{prefix}{self.n}"
 
-    def values(self, node, root, vals: dict, out: list) -> str:
+    def values(self, node, root, vals: dict, out: list, want: bool = True) -> str:
         """The statement's intermediate values, recomputed from the restored names (the root's is
-        the assigned name's value, read before the pop)."""
+        the assigned name's value, read before the pop). ``want``: whether a VJP reads this
+        value (a root's, an item of a list display's, is not computed unless its own VJP reads it)."""
         prog = self.prog
-        if isinstance(node, _LEAVES):
+        if isinstance(node, _LEAVES) or (isinstance(node, ast.Attribute) and not is_active(prog, node)):
             text = ast.unparse(node)
         elif not is_active(prog, node) or isinstance(node, ast.Compare):
             text = self.temp("_t")
@@ -186,15 +260,29 @@ class Generator:
             elif isinstance(node, ast.UnaryOp):
                 expr = f"{'-' if isinstance(node.op, ast.USub) else '+'}{self.values(node.operand, None, vals, out)}"
             elif isinstance(node, ast.Subscript):
-                expr = f"{node.value.id}[{self.values(node.slice, None, vals, out)}]"
+                expr = f"{self.values(node.value, None, vals, out)}[{slice_text(node.slice)}]"
+            elif isinstance(node, (ast.List, ast.Tuple)):
+                items = [self.values(e, None, vals, out, want=want) for e in node.elts]
+                expr = f"[{', '.join(items)}]" if isinstance(node, ast.List) else \
+                    f"({', '.join(items)}{',' if len(items) == 1 else ''})"
+            elif isinstance(node, ast.Attribute):  # .T
+                expr = f"{self.values(node.value, None, vals, out, want=False)}.T"
             else:  # a call
+                kind = prog.calls[id(node)]
                 args = [self.values(a, None, vals, out) for a in node.args]
-                expr = f"{ast.unparse(node.func)}({', '.join(args)})"
+                kws = [f"{k.arg}={self.values(k.value, None, vals, out)}" for k in node.keywords]
+                if kind[0] == "method":
+                    recv = self.values(node.func.value, None, vals, out)
+                    expr = f"{recv}.{kind[1]}({', '.join(args + kws)})"
+                else:
+                    expr = f"{ast.unparse(node.func)}({', '.join(args + kws)})"
             if root is not None:
                 text = root
-            else:
+            elif want or self.reads_answer(node):
                 text = self.temp("_t")
                 out.append(f"{text} = {expr}")
+            else:
+                text = "None"  # no VJP reads it
         vals[id(node)] = text
         return text
 
@@ -205,15 +293,34 @@ class Generator:
             if prog.adjoint(node.id):
                 out.append(f"{adjoint_name(node.id)} = {adjoint_name(node.id)} + {g}")
             return
+        if not is_active(prog, node):
+            return
         if isinstance(node, ast.Subscript):
-            x = node.value.id
-            if prog.adjoint(x):
-                self.scatters = True
-                out.append(f"{adjoint_name(x)} = _scatter({adjoint_name(x)}, {x}, {vals[id(node.slice)]}, {g})")
+            base, idx = node.value, index_value(node.slice)
+            self.owns = True
+            if isinstance(base, ast.Name):
+                if prog.adjoint(base.id):
+                    out.append(f"{adjoint_name(base.id)} = _scatter({adjoint_name(base.id)}, {base.id}, {idx}, {g})")
+                return
+            c = self.temp("_g")
+            out.append(f"{c} = _scatter(0.0, {vals[id(base)]}, {idx}, {g})")
+            self.back(base, c, vals, out)
+            return
+        if isinstance(node, (ast.List, ast.Tuple)):
+            self.owns = True
+            for k, e in enumerate(node.elts):
+                if is_active(prog, e):
+                    self.give(e, f"_item({g}, {k})", vals, out)
+            return
+        if isinstance(node, ast.Attribute):  # .T
+            self.give(node.value, f"_np.transpose({g})", vals, out)
             return
         if isinstance(node, ast.Call) and prog.calls[id(node)][0] == "sum":
             arg = node.args[0]
             self.give(arg, f"_unbroadcast({g}, {vals[id(arg)]})", vals, out)  # a full sum: g spread over a
+            return
+        if isinstance(node, ast.Call) and prog.calls[id(node)][0] in ("call", "user", "method"):
+            self.back_call(node, g, vals, out)
             return
         if isinstance(node, ast.BinOp):
             ufunc, args = BINARY[type(node.op)], [node.left, node.right]
@@ -228,6 +335,27 @@ class Generator:
                 continue
             c = g if vjps[k] is passes else f"{self.bind(ufunc, k, node)}({g}, {vals[id(node)]}, {operands})"
             self.give(a, f"_unbroadcast({c}, {vals[id(a)]})", vals, out)
+
+    def back_call(self, node, g: str, vals: dict, out: list) -> None:
+        """Any other call: the engine's gradient of that call (or the callee's synthesized rule).
+        Its differentiable operands are its receiver (a method's), positional arguments by
+        position and keyword arguments by name."""
+        prog = self.prog
+        kind = prog.calls[id(node)]
+        operands = ([node.func.value] if kind[0] == "method" else []) + list(node.args)
+        active = [(k, a) for k, a in enumerate(operands) if is_active(prog, a)]
+        active += [(kw.arg, kw.value) for kw in node.keywords if is_active(prog, kw.value)]
+        self.owns = True
+        kws = "{" + ", ".join(f"{kw.arg!r}: {vals[id(kw.value)]}" for kw in node.keywords) + "}"
+        args = "(" + ", ".join(vals[id(a)] for a in operands) + ("," if len(operands) == 1 else "") + ")"
+        nums = "(" + ", ".join(repr(k) for k, _ in active) + ("," if len(active) == 1 else "") + ")"
+        c = self.temp("_c")
+        if kind[0] == "method":
+            out.append(f"{c} = _method_vjp({kind[1]!r}, {args}, {kws}, {nums}, {g})")
+        else:
+            out.append(f"{c} = _call_vjp({ast.unparse(node.func)}, {args}, {kws}, {nums}, {g})")
+        for j, (_, a) in enumerate(active):
+            self.give(a, f"{c}[{j}]", vals, out)
 
     def give(self, node, c: str, vals: dict, out: list) -> None:
         if isinstance(node, ast.Name):
@@ -248,6 +376,13 @@ class Generator:
     # --- the module ------------------------------------------------------------------------
 
     def module(self) -> str:
+        """The rule module's text: its imports, the VJPs it binds, ``fwd`` and ``pullback``."""
+        head, bindings, functions = self.parts()
+        return "\n".join(head + [""] + bindings + ([""] if bindings else []) + ["", functions])
+
+    def parts(self, fwd: str = "fwd", pullback: str = "pullback") -> tuple[list, list, str]:
+        """``(header lines and imports, VJP bindings, the two functions' text)``, the functions
+        named ``fwd`` and ``pullback`` (an exported module names each rule's pair apart)."""
         prog = self.prog
         fwd_body = self.forward(prog.body, 0, "    ")
         bwd_body = self.backward(prog.body, 0, "    ")
@@ -258,47 +393,40 @@ class Generator:
         carried = params + saved + self.stacks + self.carried
         out_adj = adjoint_name(prog.output)
         func = prog.func
-        lines = [
-            f"# Generated by adcli.synth from {func.__module__}.{func.__qualname__} ({prog.file}:{prog.offset + 1}):",
-            "# its rule by source transformation, verified with adcli.testing.check_rule before use; its free",
-            f"# names are {func.__name__}'s globals and closure variables. Regenerate rather than edit.",
-            "import numpy as _np",
-            "",
-            "from adcli.engine.registry import UFUNCS as _UFUNCS",
-            "from adcli.synth.runtime import cotangent as _cotangent",
-            "from adcli.synth.runtime import own as _own",
-            "from adcli.synth.runtime import scatter as _scatter",
-            "from adcli.synth.runtime import unbroadcast as _unbroadcast",
-            "",
-            *[*sorted(self.bindings.values()), ""][:len(self.bindings) + bool(self.bindings)],
-            "",
-            f"def fwd({', '.join(params)}):",
+        signature = params[:len(params) - len(prog.defaults)] + \
+            [f"{p}={d}" for p, d in zip(params[len(params) - len(prog.defaults):], prog.defaults)]
+        copies = sorted(m for m in prog.mutables if m in prog.needed)
+        body = [
+            f"def {fwd}({', '.join(signature)}):",
             *[f"    {n} = None  # bound before a statement that saves its old value" for n in prebound],
             *[f"    {s} = []" for s in self.stacks],
             *fwd_body,
-            f"    return {prog.output}, lambda {out_adj}: pullback({', '.join([out_adj] + carried)})",
+            f"    return {prog.output}, lambda {out_adj}: {pullback}({', '.join([out_adj] + carried)})",
             "",
             "",
-            f"def pullback({', '.join([out_adj] + carried)}):",
+            f"def {pullback}({', '.join([out_adj] + carried)}):",
             *[f"    {s} = {s}.copy()  # popped below: the pullback can run again" for s in self.stacks],
-            *([f"    {out_adj} = _own({out_adj})"] if self.scatters else []),
+            *[f"    {m} = _copy({m})  # written into below, undoing the forward pass's writes" for m in copies],
+            *([f"    {out_adj} = _own({out_adj})"] if self.owns else []),
             *[f"    {adjoint_name(n)} = 0.0" for n in sorted(prog.active & prog.useful - {prog.output})],
             *bwd_body,
             "    return (" + ", ".join(f"_cotangent({adjoint_name(p) if prog.adjoint(p) else '0.0'}, {p})"
                                       for p in params) + ("," if len(params) == 1 else "") + ")",
             "",
         ]
-        return "\n".join(lines)
+        text = "\n".join(body)
+        head = [
+            f"# Generated by adcli.synth from {func.__module__}.{func.__qualname__} ({prog.file}:{prog.offset + 1}):",
+            "# its rule by source transformation, verified with adcli.testing.check_rule before use; its free",
+            f"# names are {func.__name__}'s globals and closure variables. Regenerate rather than edit.",
+            "import numpy as _np",
+            "",
+            *(["from adcli.engine.registry import UFUNCS as _UFUNCS"] if self.bindings else []),
+            *[f"from adcli.synth.runtime import {r} as _{r}" for r in RUNTIME if f"_{r}(" in text],
+        ]
+        return head, sorted(self.bindings.values()), text
 
 
-_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
-
-
-def _targets(s) -> list:
-    t = s.targets[0]
-    return [t.id] if isinstance(t, ast.Name) else [e.id for e in t.elts]
-
-
-def _pairs(s) -> list:
-    t = s.targets[0]
-    return [(t.id, s.value)] if isinstance(t, ast.Name) else [(e.id, v) for e, v in zip(t.elts, s.value.elts)]
+RUNTIME = ("call_vjp", "copy", "cotangent", "item", "method_vjp", "own", "saved", "scatter", "take", "take_last",
+           "unbroadcast")
+_OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**", ast.MatMult: "@"}

@@ -1,40 +1,263 @@
 """What a synthesized rule calls besides the registry's VJPs: summing a cotangent back to its
-operand's shape, an element's cotangent added into its array's, and the cotangent returned for
-an argument (its shape and dtype, None for an argument that is not a float)."""
+operand's shape, an element's cotangent added into its array's, the adjoint of a container, the
+gradient of one call of a NumPy or SciPy function (or of a user's function), and the cotangent
+returned for an argument (its structure, shape and dtype, None where it holds no float).
+
+The adjoint of a list, tuple or dict is a :class:`Sparse`: its items' adjoints by index or key,
+a missing one zero; ``Sparse + Sparse`` merges, ``0.0 + Sparse`` is the Sparse. An adjoint
+array is written in place only by ``scatter`` and ``take``, and only once the pullback owns it
+(every other update of an adjoint makes a new array).
+"""
 
 from __future__ import annotations
 
+import inspect
+import numbers
+import weakref
+
 import numpy as np
 
+from ..engine.grad import vjp as _engine_vjp
 from ..engine.sums import unbroadcast
+from ..errors import SynthesisError
+from .synthesize import synthesize
 
-__all__ = ["cotangent", "own", "scatter", "unbroadcast"]
+__all__ = ["Sparse", "call_vjp", "copy", "cotangent", "item", "method_vjp", "own", "saved", "scatter", "take",
+           "take_last", "unbroadcast"]
 
 ndarray = np.ndarray
+_CONTAINERS = (list, tuple, dict)
 
 
-def own(g):
-    """The output's cotangent as an array the pullback may write into (``scatter`` adds into
-    the adjoints in place; the engine's ``g`` is not the pullback's to change)."""
-    return g.copy() if type(g) is ndarray else g
+class Sparse(dict):
+    """The adjoint of a container: item adjoints by index or key (missing: zero)."""
+
+    __slots__ = ()
+    __array_ufunc__ = None  # an array + Sparse comes here (and fails), never an object array
+
+    def __add__(self, other):
+        if isinstance(other, numbers.Number) and other == 0:
+            return Sparse(self)
+        other = sparse(other)
+        if not isinstance(other, Sparse):
+            raise TypeError(f"the adjoint of a container added to one of {type(other).__name__}")
+        out = Sparse(self)
+        for k, v in other.items():
+            out[k] = out[k] + v if k in out else v
+        return out
+
+    __radd__ = __add__
 
 
-def scatter(d, x, i, c):
-    """``d`` (the adjoint of ``x``) with ``c`` (the adjoint of ``x[i]``) added at ``i``. ``d`` is
-    0.0 until the first contribution, then an array of x's shape the pullback owns (every other
-    update of an adjoint makes a new array), so adding in place is safe and O(1) per element."""
-    if type(d) is not ndarray or d.shape != np.shape(x):
-        x = np.asarray(x)
-        d = np.zeros(x.shape, x.dtype if x.dtype.kind in "fc" else float) + d
-    d[i] += c
+def sparse(c):
+    """A pytree cotangent (list, tuple, dict of cotangents) as a Sparse; anything else as it is."""
+    if isinstance(c, Sparse):
+        return c
+    if isinstance(c, (list, tuple)):
+        return Sparse({k: sparse(v) for k, v in enumerate(c) if v is not None})
+    if isinstance(c, dict):
+        return Sparse({k: sparse(v) for k, v in c.items() if v is not None})
+    return 0.0 if c is None else c
+
+
+def dense(d, like):
+    """The adjoint ``d`` with the structure of the value ``like`` (the cotangent a gradient of a
+    call returning ``like`` is seeded with)."""
+    if isinstance(like, _CONTAINERS):
+        items = like.items() if isinstance(like, dict) else enumerate(like)
+        out = {k: dense(item(d, k), v) for k, v in items}
+        return out if isinstance(like, dict) else type(like)(out.values()) if isinstance(like, tuple) \
+            else list(out.values())
+    if isinstance(d, Sparse):
+        raise SynthesisError(f"the adjoint of a container for a value of type {type(like).__name__}")
+    if isinstance(like, ndarray) and np.shape(d) != like.shape:
+        return np.zeros(like.shape, like.dtype if like.dtype.kind in "fc" else float) + d
     return d
 
 
+def own(g):
+    """The output's cotangent as a value the pullback may write into (``scatter`` and ``take``
+    write into adjoints in place; the engine's ``g`` is not the pullback's to change)."""
+    if type(g) is ndarray:
+        return g.copy()
+    return sparse(g) if isinstance(g, _CONTAINERS) else g
+
+
+def copy(m):
+    """The pullback's own copy of an array written into or a list appended to."""
+    return m.copy() if type(m) is ndarray else list(m) if isinstance(m, list) else m
+
+
+def saved(v):
+    """The elements a write overwrites, kept (a view would change with the write)."""
+    return v.copy() if type(v) is ndarray else v
+
+
+def _basic(i) -> bool:
+    """Whether ``d[i] += c`` adds ``c`` once per element (no index repeated): an int, a slice,
+    None, ..., a mask, or a tuple of them."""
+    if isinstance(i, tuple):
+        return all(_basic(k) for k in i)
+    if isinstance(i, ndarray):
+        return i.dtype == bool
+    return i is None or i is Ellipsis or isinstance(i, (int, np.integer, slice))
+
+
+def _owned(d, x):
+    """``d`` as an array of x's shape the pullback owns (0.0 until then)."""
+    if type(d) is ndarray and d.shape == np.shape(x) and d.flags.writeable:
+        return d
+    x = np.asarray(x)
+    return np.zeros(x.shape, x.dtype if x.dtype.kind in "fc" else float) + d
+
+
+def scatter(d, x, i, c):
+    """``d`` (the adjoint of ``x``) with ``c`` (the adjoint of ``x[i]``) added at ``i``; in place
+    once the pullback owns d (O(1) per element). A container's adjoint is a Sparse."""
+    if type(d) is ndarray and type(i) is int:  # the scalar loop's case: d is already the pullback's (x[i])
+        d[i] += c
+        return d
+    if isinstance(x, _CONTAINERS):
+        out = Sparse(d) if isinstance(d, Sparse) else sparse(d) + Sparse()
+        if isinstance(i, slice) and not isinstance(x, dict):
+            c = sparse(c)
+            for k, j in enumerate(range(len(x))[i]):
+                if k in c:
+                    out[j] = out[j] + c[k] if j in out else c[k]
+            return out
+        key = int(i) if isinstance(i, np.integer) else i
+        key = key % len(x) if isinstance(key, int) and not isinstance(x, dict) else key
+        out[key] = out[key] + sparse(c) if key in out else sparse(c)
+        return out
+    d = _owned(d, x)
+    if _basic(i):
+        d[i] += c
+    else:
+        np.add.at(d, i, c)
+    return d
+
+
+def take(d, x, i):
+    """``(d with zeros at i, d[i])``: the adjoint of the elements a write at ``i`` replaced goes
+    to the written value, and none to the values they had before."""
+    if isinstance(x, _CONTAINERS):
+        out = Sparse(d) if isinstance(d, Sparse) else Sparse()
+        key = i % len(x) if isinstance(i, (int, np.integer)) and not isinstance(x, dict) else i
+        return out, out.pop(key, 0.0)
+    d = _owned(d, x)
+    c = d[i]
+    c = c.copy() if type(c) is ndarray else c
+    d[i] = 0.0
+    return d, c
+
+
+def take_last(d, xs):
+    """``(d without the last item's adjoint, that adjoint)``: an append undone."""
+    if isinstance(d, numbers.Number) and d == 0:
+        return d, 0.0
+    out = sparse(d)
+    if not isinstance(out, Sparse):
+        raise SynthesisError(f"the adjoint of a list is a {type(d).__name__}")
+    out = Sparse(out)
+    return out, out.pop(len(xs) - 1, 0.0)
+
+
+def item(g, k):
+    """The adjoint of item ``k`` of a list or tuple display whose adjoint is ``g``."""
+    if isinstance(g, Sparse):
+        return g.get(k, 0.0)
+    if isinstance(g, numbers.Number) and g == 0:
+        return 0.0
+    return g[k]
+
+
 def cotangent(d, x):
-    """The cotangent returned for the argument ``x``: ``d`` with x's shape and float dtype (a
-    scalar 0.0 for an argument nothing reached becomes zeros), None when x holds no float."""
+    """The cotangent returned for the argument ``x``: ``d`` with x's structure, shape and float
+    dtype (a scalar 0.0 for an argument nothing reached becomes zeros), None where x holds no float."""
+    if isinstance(x, _CONTAINERS):
+        items = x.items() if isinstance(x, dict) else enumerate(x)
+        out = {k: cotangent(item(d, k) if isinstance(d, (Sparse, numbers.Number)) else d[k], v) for k, v in items}
+        return out if isinstance(x, dict) else tuple(out.values()) if isinstance(x, tuple) else list(out.values())
+    if isinstance(d, Sparse):
+        raise SynthesisError(f"the adjoint of a container for an argument of type {type(x).__name__}")
     if isinstance(x, ndarray):
         return unbroadcast(d, x) if x.dtype.kind in "fc" else None
     if isinstance(x, (float, complex, np.floating, np.complexfloating)):
-        return d
+        return x.dtype.type(d) if isinstance(x, np.generic) and np.ndim(d) == 0 else d
     return None
+
+
+def _differentiable(v) -> bool:
+    if isinstance(v, _CONTAINERS):
+        return any(_differentiable(x) for x in (v.values() if isinstance(v, dict) else v))
+    if isinstance(v, ndarray):
+        return v.dtype.kind in "fc"
+    return isinstance(v, (float, complex, np.floating, np.complexfloating))
+
+
+def call_vjp(f, args: tuple, kwargs: dict, argnums: tuple, g) -> tuple:
+    """The cotangents of ``f(*args, **kwargs)``'s arguments named in ``argnums`` (a position, or
+    a keyword argument's name) for the output cotangent ``g``: the callee's synthesized rule for
+    a function of the user's (synthesized once), else the engine's gradient of this one call
+    (the call runs again, traced). An argument holding no float gets 0.0."""
+    if isinstance(g, numbers.Number) and g == 0:
+        return (0.0,) * len(argnums)
+    wanted = [k for k in argnums if _differentiable(args[k] if isinstance(k, int) else kwargs[k])]
+    if not wanted:
+        return (0.0,) * len(argnums)
+    got: dict = {}
+    fwd = synthesized(f)
+    if fwd is not None:
+        ans, pullback = fwd(*args, **kwargs)
+        cts = pullback(dense(g, ans))
+        names = f.__code__.co_varnames[:f.__code__.co_argcount]
+        got = {k: cts[k if isinstance(k, int) else names.index(k)] for k in wanted}
+    else:
+        if isinstance(g, Sparse) or not isinstance(g, ndarray) and np.ndim(g) == 0:
+            g = dense(g, f(*args, **kwargs))
+        n = len(args)
+        names = [k for k in wanted if isinstance(k, str)]
+        call = f
+        if names:  # keyword arguments differentiated: passed by position to a wrapper
+            rest = {k: v for k, v in kwargs.items() if k not in names}
+
+            def call(*a):
+                return f(*a[:n], **rest, **dict(zip(names, a[n:])))
+            args, kwargs = tuple(args) + tuple(kwargs[k] for k in names), {}
+        positions = tuple(k if isinstance(k, int) else n + names.index(k) for k in wanted)
+        _, cts = _engine_vjp(call, positions, g)(*args, **kwargs)
+        got = dict(zip(wanted, cts))
+    return tuple(sparse(got[k]) if k in got else 0.0 for k in argnums)
+
+
+def method_vjp(name: str, args: tuple, kwargs: dict, argnums: tuple, g) -> tuple:
+    """``call_vjp`` of the method ``name`` of ``args[0]`` (x.sum(axis=0), x.reshape(n, m))."""
+    return call_vjp(_METHODS.get(name) or _METHODS.setdefault(name, _method(name)), args, kwargs, argnums, g)
+
+
+def _method(name: str):
+    def call(obj, *args, **kwargs):
+        return getattr(obj, name)(*args, **kwargs)
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+_METHODS: dict = {}
+_SYNTHESIZED = weakref.WeakKeyDictionary()  # a user's function -> its synthesized fwd, or None (outside the subset)
+
+
+def synthesized(f):
+    """The synthesized ``fwd`` of a user's function (None for NumPy's and SciPy's, and for a
+    function outside the subset: the engine differentiates those)."""
+    if not inspect.isfunction(f) or (getattr(f, "__module__", None) or "").split(".")[0] in ("numpy", "scipy", "adcli"):
+        return None
+    try:
+        return _SYNTHESIZED[f]
+    except KeyError:
+        pass
+    try:
+        fwd = synthesize(f).load()
+    except SynthesisError:
+        fwd = None
+    _SYNTHESIZED[f] = fwd
+    return fwd

@@ -6,8 +6,9 @@ import linecache
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .analysis import Program, closure_values, parse
+from .analysis import Program, closure_values
 from .generate import Generator
+from .subset import parse
 
 
 @dataclass

@@ -1,0 +1,335 @@
+"""The subset the synthesizer transforms, statement by statement (``parse``): each construct
+outside it is refused, naming it and its ``file:line``; the rewritten forms analysis.py's
+docstring lists are made here; the callables a function names are found by identity in its
+globals, closure and builtins (looked up, never called)."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import os
+import re
+import textwrap
+import types
+
+import numpy as np
+
+from ..engine.registry import UFUNCS
+from ..errors import SynthesisError
+from .analysis import PLAIN_ATTRS, PLAIN_BUILTINS, Program, analyse, closure_values
+
+# Names the generated module uses for itself; a function using one is refused (it would be shadowed).
+_RESERVED = re.compile(r"^(_np|_UFUNCS|_unbroadcast|_scatter|_cotangent|_own|_take|_take_last|_item|_saved|_copy|"
+                       r"_call_vjp|_method_vjp|fwd|pullback|_vjp_\w+|_stack_\w+|"
+                       r"_(count|counts|range|ranges|branch|branches|step|t|g|c|i|u)\d+|_out|_d_out|d_\w+)$")
+
+_WORDS = {
+    ast.ListComp: "a list comprehension", ast.SetComp: "a set comprehension", ast.DictComp: "a dict comprehension",
+    ast.GeneratorExp: "a generator expression", ast.With: "a with statement", ast.AsyncWith: "a with statement",
+    ast.Lambda: "a lambda", ast.Try: "a try statement", ast.Break: "a break", ast.Continue: "a continue",
+    ast.Raise: "a raise statement", ast.Assert: "an assert statement", ast.Delete: "a del statement",
+    ast.Global: "a global statement", ast.Nonlocal: "a nonlocal statement",
+    ast.FunctionDef: "a nested function definition", ast.AsyncFunctionDef: "a nested function definition",
+    ast.ClassDef: "a class definition", ast.Import: "an import", ast.ImportFrom: "an import",
+    ast.IfExp: "a conditional expression", ast.Dict: "a dict display",
+    ast.Set: "a set display", ast.Starred: "a starred expression", ast.JoinedStr: "an f-string",
+    ast.NamedExpr: "an assignment expression (:=)", ast.Expr: "an expression statement (a value computed and dropped)",
+    ast.Yield: "a yield", ast.Await: "an await", ast.BoolOp: "and/or outside an if or while test",
+    ast.Match: "a match statement",
+}
+
+
+
+
+def parse(func) -> Program:
+    """Read ``func``'s source into a :class:`Program`, or raise SynthesisError naming what is
+    outside the subset."""
+    name = getattr(func, "__qualname__", repr(func))
+    code = getattr(func, "__code__", None)
+    if code is None or not inspect.isfunction(func) or func.__name__ == "<lambda>":
+        raise SynthesisError(f"cannot synthesize {name}: only a plain Python function (def) has a source to transform")
+    try:
+        source = textwrap.dedent(inspect.getsource(func))
+        path = inspect.getsourcefile(func) or code.co_filename
+        lines = inspect.findsource(func)[0]
+    except (OSError, TypeError) as exc:
+        raise SynthesisError(f"cannot synthesize {name}: its source is not available ({exc})") from None
+    tree = ast.parse(source)
+    fdef = tree.body[0] if tree.body else None
+    if not isinstance(fdef, ast.FunctionDef) or fdef.name != func.__name__:
+        raise SynthesisError(f"cannot synthesize {name}: its source is not a def of {func.__name__}")
+    shown = os.path.relpath(path) if not os.path.relpath(path).startswith("..") else path
+    prog = Program(func, name, shown, code.co_firstlineno - 1, [line.rstrip("\n") for line in lines], [], [], "")
+    a = fdef.args
+    if a.vararg or a.kwarg or a.kwonlyargs or a.kw_defaults:
+        prog.refuse("*args, **kwargs or keyword-only parameters", fdef)
+    if fdef.decorator_list:
+        prog.refuse("a decorated function (its decorators would not run)", fdef)
+    prog.params = [p.arg for p in a.posonlyargs + a.args]
+    checker = _Checker(prog)
+    for d in a.defaults:
+        checker.expr(d)
+    prog.defaults = [ast.unparse(d) for d in a.defaults]
+    body = list(fdef.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]  # the docstring
+    if not body or not isinstance(body[-1], ast.Return) or body[-1].value is None:
+        prog.refuse("a function that does not end with `return value`", body[-1] if body else fdef)
+    ret = body[-1]
+    prog.body = checker.block(body[:-1])
+    value = checker.expr(ret.value)
+    if isinstance(value, ast.Name) and value.id not in prog.params:
+        prog.output = value.id
+    else:  # an expression, or a parameter returned as it is (its adjoint is the argument's)
+        prog.output = "_out"
+        out = ast.copy_location(ast.Assign([ast.Name("_out", ast.Store())], value), ret)
+        prog.body.append(out)
+    for node in ast.walk(fdef):
+        ident = node.id if isinstance(node, ast.Name) else node.arg if isinstance(node, ast.arg) else None
+        if ident is not None and _RESERVED.match(ident):
+            prog.refuse(f"the name {ident} (the generated rule uses it for itself: rename it)", node)
+    analyse(prog)
+    return prog
+
+
+def _copy_loc(new, old):
+    return ast.fix_missing_locations(ast.copy_location(new, old))
+
+
+def _name(ident: str, store: bool = False):
+    return ast.Name(ident, ast.Store() if store else ast.Load())
+
+
+class _Checker:
+    """The subset, statement by statement: each construct outside it is refused where it is;
+    the rewritten statements (the module docstring) are made here."""
+
+    def __init__(self, prog: Program):
+        self.prog = prog
+        scope = dict(vars(builtins))
+        scope.update(prog.func.__globals__)
+        scope.update(closure_values(prog.func))
+        self.scope = scope
+        self.local_names = set(prog.func.__code__.co_varnames) | set(prog.func.__code__.co_cellvars)
+
+    def block(self, stmts) -> list:
+        return [out for s in stmts for out in self.stmt(s)]
+
+    def stmt(self, s) -> list:
+        prog = self.prog
+        if isinstance(s, ast.Assign):
+            if len(s.targets) != 1:
+                prog.refuse("a chained assignment (a = b = ...)", s)
+            t = s.targets[0]
+            if isinstance(t, ast.Name):
+                self.expr(s.value)
+                return [s]
+            if isinstance(t, ast.Subscript):
+                if not isinstance(t.value, ast.Name) or t.value.id not in self.local_names:
+                    prog.refuse(f"a write into {ast.unparse(t.value)}: only into an array the function made "
+                                f"(a local name)", s)
+                self.index(t)
+                self.expr(s.value)
+                return [s]
+            if isinstance(t, ast.Tuple) and all(isinstance(e, ast.Name) for e in t.elts):
+                if isinstance(s.value, ast.Tuple):
+                    if len(s.value.elts) != len(t.elts):
+                        prog.refuse("a tuple unpacking of a different number of values", s)
+                    for e in s.value.elts:
+                        self.expr(e)
+                    return [s]
+                # a, b = e: the value once, then its items
+                self.expr(s.value)
+                tmp = prog.fresh("_u")
+                out = [_copy_loc(ast.Assign([_name(tmp, True)], s.value), s)]
+                for k, e in enumerate(t.elts):
+                    item = ast.Subscript(_name(tmp), ast.Constant(k), ast.Load())
+                    out.append(_copy_loc(ast.Assign([_name(e.id, True)], item), s))
+                return out
+            prog.refuse("an assignment to an attribute" if isinstance(t, ast.Attribute)
+                        else "a nested or starred tuple unpacking", s)
+        if isinstance(s, ast.AugAssign):
+            if isinstance(s.target, ast.Name):
+                target, read = _name(s.target.id, True), _name(s.target.id)
+            elif isinstance(s.target, ast.Subscript):
+                target, read = s.target, ast.Subscript(s.target.value, s.target.slice, ast.Load())
+            else:
+                prog.refuse("an in-place update of an attribute", s)
+            # y += e is y = y + e: a new value, never an in-place write (a saved value stays intact)
+            value = _copy_loc(ast.BinOp(read, s.op, s.value), s)
+            return self.stmt(_copy_loc(ast.Assign([target], value), s))
+        if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Attribute) \
+                and s.value.func.attr == "append" and isinstance(s.value.func.value, ast.Name) \
+                and s.value.func.value.id in self.local_names:
+            call = s.value
+            if len(call.args) != 1 or call.keywords:
+                prog.refuse(f"{ast.unparse(call.func)} with other than one argument", s)
+            self.expr(call.args[0])
+            return [s]
+        if isinstance(s, ast.For):
+            if s.orelse:
+                prog.refuse("a for loop with an else", s)
+            if not isinstance(s.target, ast.Name):
+                prog.refuse("a for loop unpacking its items", s)
+            it = s.iter
+            if isinstance(it, ast.Call) and self.callee(it.func) is builtins.range:
+                if it.keywords or not 1 <= len(it.args) <= 3:
+                    prog.refuse("range(...) with keywords or more than three arguments", s)
+                prog.calls[id(it)] = ("plain", builtins.range)
+                for arg in it.args:
+                    self.expr(arg)
+                s.body = self.block(s.body)
+                return [s]
+            if not isinstance(it, ast.Name):
+                prog.refuse(f"a for loop over {ast.unparse(it)}: over range(...) or a name", s)
+            # for v in xs: an index loop, v = xs[_i1] at the top of the body
+            k = prog.fresh("_i")
+            rng = ast.Call(_name("range"), [ast.Call(_name("len"), [_name(it.id)], [])], [])
+            prog.calls[id(rng)] = ("plain", builtins.range)
+            prog.calls[id(rng.args[0])] = ("plain", builtins.len)
+            item = _copy_loc(ast.Assign([_name(s.target.id, True)],
+                                        ast.Subscript(_name(it.id), _name(k), ast.Load())), s)
+            loop = _copy_loc(ast.For(_name(k, True), rng, [item] + list(s.body), [], None), s)
+            loop.body = [item] + self.block(s.body)
+            return [loop]
+        if isinstance(s, ast.While):
+            if s.orelse:
+                prog.refuse("a while loop with an else", s)
+            self.test(s.test)
+            s.body = self.block(s.body)
+            return [s]
+        if isinstance(s, ast.If):
+            self.test(s.test)
+            s.body = self.block(s.body)
+            s.orelse = self.block(s.orelse)
+            return [s]
+        if isinstance(s, ast.Pass):
+            return [s]
+        if isinstance(s, ast.Return):
+            prog.refuse("a return before the end of the function", s)
+        prog.refuse(_WORDS.get(type(s), f"a {type(s).__name__} statement"), s)
+
+    def test(self, node):
+        """An if's or while's test: a plain value (no adjoint), and/or and not allowed."""
+        if isinstance(node, ast.BoolOp):
+            for v in node.values:
+                self.test(v)
+            return node
+        return self.expr(node)
+
+    def index(self, node: ast.Subscript) -> None:
+        """A subscript's index: numbers, names, slices, None, ..., tuples of them, arrays."""
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        for p in parts:
+            if isinstance(p, ast.Slice):
+                for b in (p.lower, p.upper, p.step):
+                    if b is not None:
+                        self.expr(b)
+            else:
+                self.expr(p)
+
+    def expr(self, node):
+        prog = self.prog
+        if isinstance(node, ast.Name):
+            return node
+        if isinstance(node, ast.Constant):
+            if node.value is not None and node.value is not Ellipsis and \
+                    type(node.value) not in (int, float, bool, complex, str):
+                prog.refuse(f"the constant {node.value!r}", node)
+            return node
+        if isinstance(node, ast.Attribute):
+            base = node
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if isinstance(base, ast.Name) and base.id not in self.local_names:
+                return node  # np.pi, a module's or a global's constant
+            if node.attr not in PLAIN_ATTRS and node.attr != "T":
+                prog.refuse(f"the attribute {ast.unparse(node)} of a value (only .T, .shape, .ndim, .size, "
+                            f".dtype)", node)
+            self.expr(node.value)
+            return node
+        if isinstance(node, ast.BinOp):
+            self.expr(node.left)
+            self.expr(node.right)
+            return node
+        if isinstance(node, ast.UnaryOp):
+            self.expr(node.operand)
+            return node
+        if isinstance(node, ast.Compare):
+            for v in [node.left, *node.comparators]:
+                self.expr(v)
+            return node
+        if isinstance(node, (ast.List, ast.Tuple)):
+            for e in node.elts:
+                self.expr(e)
+            return node
+        if isinstance(node, ast.Subscript):
+            self.expr(node.value)
+            self.index(node)
+            return node
+        if isinstance(node, ast.Call):
+            return self.call(node)
+        prog.refuse(_WORDS.get(type(node), f"a {type(node).__name__} expression"), node)
+
+    def call(self, node):
+        prog = self.prog
+        text = ast.unparse(node.func)
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            prog.refuse(f"a call of {text} with starred arguments", node)
+        if isinstance(node.func, ast.Attribute) and not self.is_global(node.func.value):
+            # a method of a value: x.sum(axis=0), x.reshape(n, m), x.dot(y)
+            if node.func.attr == "append":
+                prog.refuse(f"{text}(...) inside an expression (only as a statement on a list the function made)",
+                            node)
+            prog.calls[id(node)] = ("method", node.func.attr)
+            self.expr(node.func.value)
+        else:
+            f = self.callee(node.func)
+            if f is None:
+                prog.refuse(f"a call of {text}, which names nothing the function's globals, closure or "
+                            f"builtins define", node)
+            module = getattr(f, "__module__", None) or ""
+            if isinstance(f, np.ufunc) and f in UFUNCS and not node.keywords and len(node.args) == f.nin:
+                prog.calls[id(node)] = ("ufunc", f)
+            elif f is np.sum and len(node.args) == 1 and not node.keywords:
+                prog.calls[id(node)] = ("sum",)
+            elif f in PLAIN_BUILTINS:
+                prog.calls[id(node)] = ("plain", f)
+            elif module.startswith("numpy.random") or isinstance(getattr(f, "__self__", None),
+                                                                 (np.random.Generator, np.random.RandomState)):
+                prog.refuse(f"a random draw ({text}): draw it outside the function and pass it in", node)
+            elif inspect.isfunction(f) and module.split(".")[0] not in ("numpy", "scipy"):
+                prog.calls[id(node)] = ("user", f)
+            elif callable(f) and module.split(".")[0] in ("numpy", "scipy") or isinstance(f, np.ufunc):
+                prog.calls[id(node)] = ("call", f)
+            elif isinstance(f, (types.BuiltinFunctionType, type)):
+                prog.refuse(f"a call of {text}: only NumPy's and SciPy's functions, your own functions, and "
+                            f"len, range, int, float, abs, min, max, round, bool", node)
+            else:
+                prog.refuse(f"a call of {text}, which is not a function of NumPy, SciPy or yours", node)
+        for arg in node.args:
+            self.expr(arg)
+        for kw in node.keywords:
+            self.expr(kw.value)
+        return node
+
+    def is_global(self, node) -> bool:
+        """Whether an attribute's base is a module or a global (np.linalg), not a value."""
+        while isinstance(node, ast.Attribute):
+            node = node.value
+        return isinstance(node, ast.Name) and node.id not in self.local_names
+
+    def callee(self, node):
+        """What a call's function expression names, looked up in the function's globals,
+        closure and builtins (attributes only: nothing is called); None if not found."""
+        if isinstance(node, ast.Name):
+            return None if node.id in self.local_names and node.id not in closure_values(self.prog.func) \
+                else self.scope.get(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.callee(node.value)
+            return getattr(base, node.attr, None) if base is not None else None
+        return None
+
+
