@@ -244,20 +244,27 @@ def suggest(profiles, fmt, sort, show_all, tier, output, force, **options) -> No
 @click.option("--module", "modules", multiple=True, type=click.Path(dir_okay=False), metavar="FILE",
               help="A module of yours (repeatable): rules for functions of modules other than the script are written "
                    "only for those a FILE defines (read, never run).")
-def export(profile, output, top, only, force, tier, script, modules, **options) -> None:
+@click.option("--synthesize/--no-synthesize", default=True, show_default=True,
+              help="Write hand-write suggestions on the script's functions as rules synthesized from their source "
+                   "and verified on the profile's sample (with --script); --no-synthesize: skeletons only.")
+def export(profile, output, top, only, force, tier, script, modules, synthesize, **options) -> None:
     """Write the suggested rules as one Python module: finished imports, hand-write skeletons, tests.
 
     Only library functions adcli has rules for, and functions defined in the files you pass, are
     named in the module: a profile is data, and the callables it names are not trusted.
     """
     done = app.export(profile, output, top=top, only=only, force=force, options=_thresholds(options), tier=tier,
-                      script=script, modules=modules)
+                      script=script, modules=modules, synthesize=synthesize)
     if done.path is None:
         click.echo("nothing to export: no import or hand-written rule is suggested (see `adcli suggest --all`)")
         return
     left_out = f"; {done.left_out} left out (see the comments in it)" if done.left_out else ""
-    click.echo(f"wrote {safe(done.path)}: {done.imports} import(s), {done.handwritten} hand-written rule skeleton(s)"
-               f"{left_out}")
+    skeletons = done.handwritten - done.synthesized
+    written = f"{done.synthesized} synthesized and verified rule(s), {skeletons} hand-written rule skeleton(s)" \
+        if done.synthesized else f"{done.handwritten} hand-written rule skeleton(s)"
+    click.echo(f"wrote {safe(done.path)}: {done.imports} import(s), {written}{left_out}")
+    for sig, why in done.not_synthesized:
+        click.echo(f"  {safe(sig)}: {safe(why)}")
     if done.recorded_script:
         click.echo(f"its tests load {safe(done.recorded_script)}, the script the profile records "
                    "(--script SCRIPT names another)")

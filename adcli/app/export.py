@@ -14,6 +14,7 @@ from ..version import __version__
 from .advice import advise
 from .output import check_output, write_output
 from .stubs import rules_module
+from .synthesis import synthesize_targets
 from .targets import export_target, parameters, recorded_script
 
 KINDS = (IMPORT, HAND_WRITE)
@@ -29,11 +30,13 @@ class Export:
     left_out: int = 0  # suggested, but naming a callable the module may not name (app/targets.py)
     recorded_script: str | None = None  # the script the profile records, used for want of --script
     missing_script: str | None = None  # the script the profile records, not found (profile text)
+    synthesized: int = 0  # hand-written rules synthesized and verified (the others are skeletons)
+    not_synthesized: tuple = ()  # (signature text, why) for each hand-write skeleton synthesis did not fill
 
 
 def export(profile: str, output: str, *, top: int | None = None, only: str | None = None, force: bool = False,
            options: dict | None = None, tier: str | None = None, script: str | None = None,
-           modules: tuple = ()) -> Export:
+           modules: tuple = (), synthesize: bool = True) -> Export:
     """Write the rules ``adcli suggest`` (with the same ``options``) advises for ``profile``.
     ``script``: the profiled script, as the user names it: the tests of rules on its functions
     load it. Without it, the script the profile records when that ``.py`` file is found, read
@@ -41,7 +44,10 @@ def export(profile: str, output: str, *, top: int | None = None, only: str | Non
     of rules on a recorded script not found fail saying so (app/targets.py). ``modules``: the user's
     other files; a rule for a user function is written only for one they (or ``script``, for
     ``__main__``) define, and one for a library function only for the engine's catalog's
-    callables (app/targets.py)."""
+    callables (app/targets.py). ``synthesize``: write the hand-write suggestions on the script's
+    functions as synthesized rules, each verified on the profile's sample first (app/synthesis.py;
+    with ``script`` only: the recorded script is never run); the others stay skeletons."""
+    given = script is not None
     check_output(output, [profile, sidecar(profile), script, *modules], force)
     for path, what in [(script, "--script names the profiled script")] + [(m, "--module names a module of yours")
                                                                              for m in modules]:
@@ -69,10 +75,14 @@ def export(profile: str, output: str, *, top: int | None = None, only: str | Non
     names = {s.signature: parameters(s.signature, s.tier == LIBRARY, script, tuple(modules)) for s in chosen
              if s.action == HAND_WRITE and targets[s.signature][0] is not None}
     rel = os.path.relpath(os.path.abspath(script), os.path.dirname(os.path.abspath(output))) if script else None
+    named_hand = [s for s in chosen if s.action == HAND_WRITE and targets[s.signature][0] is not None]
+    synthesized = synthesize_targets(named_hand, samples, script, given=given) if synthesize else {}
     text = rules_module(chosen, samples, targets, source=profile, version=__version__, script=rel, names=names,
-                        missing=missing)
+                        missing=missing, synthesized=synthesized)
     write_output(output, text, force=force)
     named = [s for s in chosen if targets[s.signature][0] is not None]
+    done = sum(v.synthesis is not None for v in synthesized.values())
+    why = tuple((str(sig), v.reason) for sig, v in synthesized.items() if v.synthesis is None)
     return Export(output, sum(s.action == IMPORT for s in named), sum(s.action == HAND_WRITE for s in named),
-                  len(chosen) - len(named), recorded, missing)
+                  len(chosen) - len(named), recorded, missing, done, why)
 

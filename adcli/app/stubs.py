@@ -23,8 +23,11 @@ _HEADER = '''"""Rules exported by adcli {version} from the profile named in PROF
 
 Imports are finished code, restricted to the concrete types the profile saw; each is
 verified against finite differences and adcli's derived rule when this module loads.
-Hand-written rules are skeletons: the forward pass is filled in, the pullback is a TODO
-that says what to return and raises until you write it. Each rule has a test below: run
+Hand-write suggestions on the script's functions are synthesized where adcli can (with
+--script): the forward pass and the pullback generated from the function's source and
+verified on the profile's sample before they were written; edit them to optimise by hand.
+The others are skeletons: the forward pass is filled in, the pullback is a TODO that says
+what to return and raises until you write it. Each rule has a test below: run
 them with pytest, or with `adcli check THIS_FILE --profile PROFILE` (and `--script SCRIPT`
 for rules on the profiled script's functions).
 
@@ -196,7 +199,7 @@ def _float(value: float) -> str:
 
 
 def rules_module(suggestions, samples: dict, targets: dict, source: str, version: str, script: str | None = None,
-                 names: dict | None = None, missing: str | None = None) -> str:
+                 names: dict | None = None, missing: str | None = None, synthesized: dict | None = None) -> str:
     """The module text. ``samples``: Signature -> list of sample argument values (or None).
     ``targets``: Signature -> (the expression naming its callable, or None; why not), from
     app/targets.py: nothing else from the profile becomes code. ``names``: Signature -> the
@@ -205,9 +208,13 @@ def rules_module(suggestions, samples: dict, targets: dict, source: str, version
     ``script``: the profiled script, relative to the module's folder (``--script``, or the one
     the profile records when that file defines the functions): the tests of rules on its
     functions load it. ``missing``: the script the profile records when no such file was found
-    (text from the profile: written only inside a string literal, by repr)."""
+    (text from the profile: written only inside a string literal, by repr). ``synthesized``:
+    Signature -> app/synthesis.py's outcome for a hand-write target: its verified rule's text
+    (generated from the user's own file, never from the profile), or why it is a skeleton."""
     out = []
     taken: set = {"np", "adcli", "check_rule"}
+    generated_imports: set = set()
+    bindings: set = set()
     for s in suggestions:
         if s.action not in (IMPORT, HAND_WRITE):
             continue
@@ -221,9 +228,23 @@ def rules_module(suggestions, samples: dict, targets: dict, source: str, version
         why = textwrap.wrap(safe("; ".join(s.reasons[:2])), 84)
         out.append(f"\n\n# {s.rank}. {s.action}: {safe(sig)}\n" + "".join(f"# {line}\n" for line in why))
         is_user = s.tier != LIBRARY
+        done = (synthesized or {}).get(sig)
         if s.action == IMPORT:
             out.append(f"adcli.rules.import_rule({target}, {', '.join(repr(d) for d in sig.key)})\n")
+        elif done is not None and done.synthesis is not None:
+            head, binds, functions = done.synthesis.parts(f"{ident}_fwd", f"{ident}_pullback")
+            generated_imports.update(line for line in head if line.startswith(("import ", "from ")))
+            bindings.update(binds)
+            program = done.synthesis.program
+            note = f"Synthesized by adcli from {program.file}:{program.offset + 1} and verified on the profile's " \
+                f"sample ({', '.join(done.checks)}). Generated code: optimise it by hand if you like, then run " \
+                f"its test below or `adcli check`."
+            out.append("".join(f"# {line}\n" for line in textwrap.wrap(safe(note), 96)) + f"\n\n{functions}\n\n"
+                       f"adcli.synth.declare({target}, ({', '.join(repr(d) for d in sig.key)},), {ident}_fwd, "
+                       f"{ident}_pullback)\n")
         else:
+            if done is not None and done.reason:
+                out += [f"# {line}\n" for line in textwrap.wrap(safe(done.reason), 96)]
             out.append(_skeleton(sig, target, is_user, ident, (names or {}).get(sig)))
         out.append(_test(sig, target, is_user, ident, samples.get(sig), script, missing))
     body = "".join(out)
@@ -233,12 +254,25 @@ def rules_module(suggestions, samples: dict, targets: dict, source: str, version
     stdlib = ["import os"] if uses_script else []
     numpy = [] if "np." not in body and "def pullback(g)" not in body else \
         ["import numpy as np" + ("" if "np." in body else "  # noqa: F401 - for the pullbacks you write")]
-    third = ["import adcli.rules"] + numpy + (["from adcli.profiler import load_script"] if uses_script else []) + (
+    plain = ["import adcli.rules"] + (["import adcli.synth"] if "adcli.synth.declare(" in body else []) + numpy
+    plain += [line for line in generated_imports if line.startswith("import ")]
+    froms = (["from adcli.profiler import load_script"] if uses_script else []) + (
         ["from adcli.testing import check_rule"] if "check_rule(" in body else [])
+    froms += [line for line in generated_imports if line.startswith("from ")]
+    third = sorted(set(plain), key=_isort) + sorted(set(froms), key=_isort)
     imports = "\n".join(stdlib) + ("\n\n" if stdlib else "") + "\n".join(third) + "\n"
+    if bindings:  # the registry's VJPs the synthesized rules call
+        imports += "\n" + "\n".join(sorted(bindings)) + "\n"
     where = f"SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), {script!r})\n" if uses_script else ""
     header = _HEADER.format(version=version, source=source, imports=imports, script=where)
     return header + body
+
+
+def _isort(line: str) -> tuple:
+    """isort's order within a section: by module, case-insensitively (``import numpy as _np``
+    before ``import numpy as np``)."""
+    module = line.split()[1]
+    return module.lower(), line
 
 
 def _skeleton(sig, target: str, is_user: bool, ident: str, names) -> str:

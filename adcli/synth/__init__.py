@@ -17,7 +17,8 @@ arguments, globals and closure variables as constants, one ``return`` at the end
 raises SynthesisError naming the construct and its ``file:line`` (subset.py).
 """
 
+from .declare import declare
 from .synthesize import Synthesis, synthesize
 from .verify import verify
 
-__all__ = ["Synthesis", "synthesize", "verify"]
+__all__ = ["Synthesis", "declare", "synthesize", "verify"]

@@ -20,7 +20,7 @@ from ..errors import SynthesisError
 from .analysis import PLAIN_ATTRS, PLAIN_BUILTINS, Program, analyse, closure_values
 
 # Names the generated module uses for itself; a function using one is refused (it would be shadowed).
-_RESERVED = re.compile(r"^(_np|_UFUNCS|_unbroadcast|_scatter|_cotangent|_own|_take|_take_last|_item|_saved|_copy|"
+RESERVED = re.compile(r"^(_np|_special|_UFUNCS|_unbroadcast|_scatter|_cotangent|_own|_take|_take_last|_item|_saved|_copy|"
                        r"_call_vjp|_method_vjp|fwd|pullback|_vjp_\w+|_stack_\w+|"
                        r"_(count|counts|range|ranges|branch|branches|step|t|g|c|i|u)\d+|_out|_d_out|d_\w+)$")
 
@@ -88,7 +88,7 @@ def parse(func) -> Program:
         prog.body.append(out)
     for node in ast.walk(fdef):
         ident = node.id if isinstance(node, ast.Name) else node.arg if isinstance(node, ast.arg) else None
-        if ident is not None and _RESERVED.match(ident):
+        if ident is not None and RESERVED.match(ident):
             prog.refuse(f"the name {ident} (the generated rule uses it for itself: rename it)", node)
     analyse(prog)
     return prog

@@ -35,6 +35,10 @@ class Synthesis:
         exec(compile(self.source, self.filename, "exec"), ns)  # noqa: S102 - the text synthesize() wrote
         return ns
 
+    def parts(self, fwd: str = "fwd", pullback: str = "pullback") -> tuple[list, list, str]:
+        """The module's pieces, its two functions named ``fwd`` and ``pullback`` (generate.py)."""
+        return Generator(self.program).parts(fwd, pullback)
+
     def load(self) -> Callable:
         """The rule's ``fwd(*args) -> (ans, pullback)``."""
         return self.namespace()["fwd"]
