@@ -21,6 +21,7 @@ import numpy as np
 from ..engine.core import passes
 from ..engine.keep import params_read
 from ..engine.registry import UFUNCS
+from . import adjoints
 from .analysis import BINARY, UNARY, Program, assignments, is_active, is_append, is_write, pairs_of, pushed
 
 _LEAVES = (ast.Name, ast.Constant)
@@ -51,6 +52,7 @@ class Generator:
         self.stacks: list = []  # the lists fwd makes: values pushed, nested loops' and ifs' bookkeeping
         self.carried: list = []  # the top-level bookkeeping the pullback receives
         self.special = False  # a VJP of scipy.special's is bound
+        self.pushes: dict = {}  # id(a call of a user's function) -> the stack its (answer, pullback) go on
         self.owns = False  # the pullback writes into adjoints in place, or reads a container's
         self.n = 0  # temporaries of the statement being reversed
 
@@ -83,12 +85,12 @@ class Generator:
                 y = s.targets[0].value.id
                 if pushed(prog, s, y):  # the elements it overwrites
                     out.append(f"{ind}{self.stack(y)}.append(_saved({ast.unparse(s.targets[0])}))")
-                out.append(ind + ast.unparse(s))
+                out.append(ind + self.with_pushes(s))
             elif isinstance(s, (ast.Assign, ast.Expr)):
                 for t, _ in pairs_of(s):
                     if pushed(prog, s, t):
                         out.append(f"{ind}{self.stack(t)}.append({t})")
-                out.append(ind + ast.unparse(s))
+                out.append(ind + self.with_pushes(s))
             elif isinstance(s, ast.Pass):
                 out.append(ind + "pass")
             elif not self.relevant(s):  # nothing in it is reversed: run it as written
@@ -111,6 +113,69 @@ class Generator:
                     out += [f"{ind}else:"] + self.forward(s.orelse, depth + 1, ind + "    ")
                 self.keep(f"_branch{k}", f"_branches{k}", depth, out, ind)
         return out
+
+    def with_pushes(self, s) -> str:
+        """The statement as written, save that a call of the user's own function whose value the
+        pullback differentiates runs through its rule, keeping its pullback on a stack
+        (``_push(_calls1, f, x)``): the pullback neither runs it again nor traces it."""
+        prog = self.prog
+        live = [v for t, v in pairs_of(s) if prog.adjoint(t) and is_active(prog, v)]
+        calls = [n for v in live for n in self.reached(v) if isinstance(n, ast.Call) and prog.calls[id(n)][0] == "user"]
+        if not calls:
+            return ast.unparse(s)
+        for n in calls:
+            name = f"_calls{len(self.pushes) + 1}"
+            self.pushes[id(n)] = name
+            self.stacks.append(name)
+        return ast.unparse(self.rebuilt(s))
+
+    def rebuilt(self, node):
+        """A copy of ``node`` with the calls in ``pushes`` made through ``_push`` (the program's
+        own tree is left as it is: the pullback's generation reads it)."""
+        if isinstance(node, list):
+            return [self.rebuilt(n) for n in node]
+        if not isinstance(node, ast.AST):
+            return node
+        new = ast.copy_location(type(node)(**{f: self.rebuilt(getattr(node, f)) for f in node._fields
+                                              if hasattr(node, f)}), node)
+        stack = self.pushes.get(id(node))
+        if stack is None:
+            return new
+        return ast.Call(ast.Name("_push", ast.Load()), [ast.Name(stack, ast.Load()), new.func, *new.args],
+                        new.keywords)
+
+    def reached(self, node):
+        """The active nodes of an expression its pullback's back() visits (as back() walks it)."""
+        prog = self.prog
+        if not is_active(prog, node):
+            return
+        yield node
+        if isinstance(node, ast.Subscript):
+            yield from self.reached(node.value)
+        elif isinstance(node, (ast.List, ast.Tuple)):
+            for e in node.elts:
+                yield from self.reached(e)
+        elif isinstance(node, ast.Attribute):
+            yield from self.reached(node.value)
+        elif isinstance(node, ast.BinOp):
+            vjps = UFUNCS[BINARY[type(node.op)]].vjps
+            for k, a in enumerate([node.left, node.right]):
+                if vjps[k] is not None:
+                    yield from self.reached(a)
+        elif isinstance(node, ast.UnaryOp):
+            yield from self.reached(node.operand)
+        elif isinstance(node, ast.Call):
+            kind = prog.calls[id(node)]
+            if kind[0] == "ufunc":
+                vjps = UFUNCS[kind[1]].vjps
+                operands = [a for k, a in enumerate(node.args) if vjps[k] is not None]
+            else:  # as back_call hands on cotangents
+                keyed = list(enumerate(([node.func.value] if kind[0] == "method" else []) + list(node.args)))
+                keyed += [(k.arg, k.value) for k in node.keywords]
+                pushed_call = id(node) in self.pushes or kind[0] == "user"
+                operands = [a for k, a in keyed if pushed_call or not adjoints.holds_no_gradient(kind, k)]
+            for a in operands:
+                yield from self.reached(a)
 
     def relevant(self, s) -> bool:
         """Whether the pullback reverses anything in ``s``: an adjoint to hand on or reset, a value to pop."""
@@ -234,7 +299,7 @@ class Generator:
         if not isinstance(v, (ast.BinOp, ast.UnaryOp, ast.Call)):
             return False
         if isinstance(v, ast.Call) and self.prog.calls[id(v)][0] != "ufunc":
-            return False
+            return adjoints.reads_answer(self.prog.calls[id(v)])
         ufunc = BINARY.get(type(v.op)) if isinstance(v, ast.BinOp) else UNARY.get(type(v.op)) \
             if isinstance(v, ast.UnaryOp) else self.prog.calls[id(v)][1]
         return any(vjp is not None and vjp is not passes and 1 in (params_read(vjp) or {1})
@@ -269,6 +334,10 @@ class Generator:
                     f"({', '.join(items)}{',' if len(items) == 1 else ''})"
             elif isinstance(node, ast.Attribute):  # .T
                 expr = f"{self.values(node.value, None, vals, out, want=False)}.T"
+            elif id(node) in self.pushes:  # its answer, kept with its pullback (its operands' for their adjoints)
+                for a in [*node.args, *(k.value for k in node.keywords)]:
+                    self.values(a, None, vals, out, want=False)
+                expr = f"{self.pushes[id(node)]}[-1][0]"
             else:  # a call
                 kind = prog.calls[id(node)]
                 args = [self.values(a, None, vals, out) for a in node.args]
@@ -347,6 +416,21 @@ class Generator:
         operands = ([node.func.value] if kind[0] == "method" else []) + list(node.args)
         active = [(k, a) for k, a in enumerate(operands) if is_active(prog, a)]
         active += [(kw.arg, kw.value) for kw in node.keywords if is_active(prog, kw.value)]
+        if id(node) in self.pushes:  # the call's own pullback, kept by the forward pass
+            nums = "(" + ", ".join(repr(k) for k, _ in active) + ("," if len(active) == 1 else "") + ")"
+            c = self.temp("_c")
+            out.append(f"{c} = _pull({self.pushes[id(node)]}.pop(), {g}, {nums})")
+            for j, (_, a) in enumerate(active):
+                self.give(a, f"{c}[{j}]", vals, out)
+            return
+        active = [(k, a) for k, a in active if not adjoints.holds_no_gradient(kind, k)]
+        texts = [vals[id(a)] for a in operands]
+        written = adjoints.written(kind, texts, {kw.arg: vals[id(kw.value)] for kw in node.keywords}, g,
+                                   vals[id(node)])
+        if written is not None and all(k in written for k, _ in active):  # written out, no engine
+            for k, a in active:
+                self.give(a, written[k], vals, out)
+            return
         self.owns = True
         kws = "{" + ", ".join(f"{kw.arg!r}: {vals[id(kw.value)]}" for kw in node.keywords) + "}"
         args = "(" + ", ".join(vals[id(a)] for a in operands) + ("," if len(operands) == 1 else "") + ")"
@@ -433,6 +517,8 @@ class Generator:
         return head, sorted(self.bindings.values()), text
 
 
-RUNTIME = ("call_vjp", "copy", "cotangent", "item", "method_vjp", "own", "saved", "scatter", "take", "take_last",
-           "unbroadcast")
+
+
+RUNTIME = ("call_vjp", "copy", "pull", "push", "cotangent", "dot_vjp", "item", "method_vjp", "own", "saved", "scatter", "spread",
+           "take", "take_last", "to_extrema", "unbroadcast", "unconcatenate", "unstack")
 _OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**", ast.MatMult: "@"}

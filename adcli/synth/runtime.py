@@ -22,8 +22,8 @@ from ..engine.sums import unbroadcast
 from ..errors import SynthesisError
 from .synthesize import synthesize
 
-__all__ = ["Sparse", "call_vjp", "copy", "cotangent", "item", "method_vjp", "own", "saved", "scatter", "take",
-           "take_last", "unbroadcast"]
+__all__ = ["Sparse", "call_vjp", "copy", "cotangent", "dot_vjp", "item", "method_vjp", "own", "saved", "scatter",
+           "spread", "take", "take_last", "to_extrema", "unbroadcast", "unconcatenate", "unstack"]
 
 ndarray = np.ndarray
 _CONTAINERS = (list, tuple, dict)
@@ -187,6 +187,60 @@ def cotangent(d, x):
     return None
 
 
+# --- written adjoints' helpers (adjoints.py) ------------------------------------------------
+
+
+def spread(g, x, axis, keepdims: bool, mean: bool = False):
+    """The cotangent of ``x`` for ``np.sum(x, axis, keepdims=...)`` (``np.mean`` with ``mean``):
+    g spread back over the axes summed (a read-only broadcast: every use makes a new array)."""
+    shape = np.shape(x)
+    if axis is not None and not keepdims:
+        g = np.expand_dims(g, axis)
+    out = np.broadcast_to(g, shape)
+    if mean:
+        out = out * (np.size(g) / max(int(np.prod(shape)), 1))
+    return out
+
+
+def to_extrema(g, ans, x, axis, keepdims: bool):
+    """The cotangent of ``x`` for ``np.max``/``np.min`` along ``axis``: g to the extremal entries,
+    split evenly between ties (as the engine's rule does)."""
+    x = np.asarray(x)
+    if axis is not None and not keepdims:
+        ans, g = np.expand_dims(ans, axis), np.expand_dims(g, axis)
+    mask = x == ans
+    return mask * (g / mask.sum(axis=axis, keepdims=True))
+
+
+def unstack(g, axis):
+    """The adjoint of the list ``np.stack`` was given: g's slices along ``axis``."""
+    return Sparse(enumerate(np.moveaxis(g, axis, 0)))
+
+
+def unconcatenate(g, parts, axis):
+    """The adjoint of the sequence ``np.concatenate`` was given: g cut where the parts meet."""
+    cuts = np.cumsum([np.shape(p)[axis] for p in parts])[:-1]
+    return Sparse(enumerate(np.split(g, cuts, axis=axis)))
+
+
+def dot_vjp(k: int, g, a, b):
+    """The cotangent of ``np.dot(a, b)``'s operand ``k`` (0: a, 1: b) for arrays of at most two
+    dimensions and scalars; other forms by the engine's gradient of the call."""
+    na, nb = np.ndim(a), np.ndim(b)
+    if na == 0 or nb == 0:  # a product
+        c = g * (b if k == 0 else a)
+        return unbroadcast(c, np.asarray(a if k == 0 else b)) if (na if k == 0 else nb) else np.sum(c)
+    if na > 2 or nb > 2:
+        return call_vjp(np.dot, (a, b), {}, (k,), g)[0]
+    if k == 0:
+        if nb == 1:
+            return np.multiply.outer(g, b) if na == 2 else g * b
+        return g @ np.transpose(b) if na == 2 else b @ g
+    if na == 1:
+        return np.multiply.outer(a, g) if nb == 2 else g * a
+    return np.transpose(a) @ g
+
+
 def _differentiable(v) -> bool:
     if isinstance(v, _CONTAINERS):
         return any(_differentiable(x) for x in (v.values() if isinstance(v, dict) else v))
@@ -228,6 +282,34 @@ def call_vjp(f, args: tuple, kwargs: dict, argnums: tuple, g) -> tuple:
         _, cts = _engine_vjp(call, positions, g)(*args, **kwargs)
         got = dict(zip(wanted, cts))
     return tuple(sparse(got[k]) if k in got else 0.0 for k in argnums)
+
+
+def push(stack: list, f, *args, **kwargs):
+    """Call the user's function ``f`` through its synthesized rule and keep ``(answer, its
+    pullback, f)`` on ``stack`` for the pullback (``pull``); a function outside the subset is
+    called as it is and kept with its arguments (``pull`` then takes the engine's gradient)."""
+    fwd = synthesized(f)
+    if fwd is None:
+        ans = f(*args, **kwargs)
+        stack.append((ans, (args, kwargs), f))
+    else:
+        ans, pullback = fwd(*args, **kwargs)
+        stack.append((ans, pullback, f))
+    return ans
+
+
+def pull(kept: tuple, g, argnums: tuple) -> tuple:
+    """The cotangents at ``argnums`` (positions, or keyword arguments' names) of a call ``push``
+    kept, for its output cotangent ``g``."""
+    ans, pullback, f = kept
+    if isinstance(pullback, tuple):
+        return call_vjp(f, *pullback, argnums, g)
+    if isinstance(g, numbers.Number) and g == 0:
+        return (0.0,) * len(argnums)
+    cts = pullback(dense(g, ans))
+    names = f.__code__.co_varnames[:f.__code__.co_argcount]
+    picked = (cts[k if isinstance(k, int) else names.index(k)] for k in argnums)
+    return tuple(0.0 if c is None else sparse(c) for c in picked)
 
 
 def method_vjp(name: str, args: tuple, kwargs: dict, argnums: tuple, g) -> tuple:

@@ -20,9 +20,10 @@ from ..errors import SynthesisError
 from .analysis import PLAIN_ATTRS, PLAIN_BUILTINS, Program, analyse, closure_values
 
 # Names the generated module uses for itself; a function using one is refused (it would be shadowed).
-RESERVED = re.compile(r"^(_np|_special|_UFUNCS|_unbroadcast|_scatter|_cotangent|_own|_take|_take_last|_item|_saved|_copy|"
-                       r"_call_vjp|_method_vjp|fwd|pullback|_vjp_\w+|_stack_\w+|"
-                       r"_(count|counts|range|ranges|branch|branches|step|t|g|c|i|u)\d+|_out|_d_out|d_\w+)$")
+RESERVED = re.compile(r"^(_np|_special|_push|_pull|_spread|_to_extrema|_unstack|_unconcatenate|_dot_vjp|_UFUNCS|"
+                      r"_unbroadcast|_scatter|_cotangent|_own|_take|_take_last|_item|_saved|_copy|_call_vjp|"
+                      r"_method_vjp|fwd|pullback|_vjp_\w+|_stack_\w+|"
+                      r"_(count|counts|range|ranges|branch|branches|step|calls|t|g|c|i|u)\d+|_out|_d_out|d_\w+)$")
 
 _WORDS = {
     ast.ListComp: "a list comprehension", ast.SetComp: "a set comprehension", ast.DictComp: "a dict comprehension",

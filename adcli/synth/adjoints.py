@@ -1,0 +1,147 @@
+"""Adjoints written out in the generated pullback for NumPy functions a person's code calls
+often (``np.roll(g, 1, axis=0)`` for ``np.roll(u, -1, axis=0)``), where the engine's gradient of
+the call (``call_vjp``: the call run again, traced) would cost more than the call itself.
+
+Each entry takes the call's operand texts (positional values, keyword values by name), the
+cotangent's name ``g`` and the answer's (``ans``, or "None" where it is not computed) and returns
+``{operand: the expression of its cotangent}`` for the operands it covers, or None for a form it
+does not cover (the call then goes through ``call_vjp``). ``READS_ANSWER`` are those whose
+expressions read ``ans``. Shapes are the operands' at run time, so a written adjoint holds for
+every signature; each is checked against the engine's gradient and finite differences
+(tests/test_synth.py) and with the rule that uses it (``verify``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _arg(args: list, kws: dict, i: int, name: str, default=None):
+    """A parameter's text, passed by position ``i`` or by ``name``; ``default`` if neither."""
+    if i < len(args):
+        return args[i]
+    return kws.get(name, default)
+
+
+def _negated(text: str) -> str:
+    if text.lstrip("-").isdigit():
+        return text[1:] if text.startswith("-") else f"-{text}"
+    return f"_np.negative({text})"
+
+
+def _roll(args, kws, g, ans):
+    if len(args) < 2 or set(kws) - {"axis", "shift"}:
+        return None
+    axis = _arg(args, kws, 2, "axis")
+    tail = f", axis={axis}" if axis is not None else ""
+    return {0: f"_np.roll({g}, {_negated(args[1])}{tail})"}
+
+
+def _where(args, kws, g, ans):
+    if len(args) != 3 or kws:
+        return None
+    c, a, b = args
+    return {1: f"_unbroadcast(_np.where({c}, {g}, 0.0), {a})", 2: f"_unbroadcast(_np.where({c}, 0.0, {g}), {b})"}
+
+
+def _stack(args, kws, g, ans):
+    if set(kws) - {"axis"} or len(args) > 2:
+        return None
+    return {0: f"_unstack({g}, {_arg(args, kws, 1, 'axis', '0')})"}
+
+
+def _concatenate(args, kws, g, ans):
+    if set(kws) - {"axis"} or len(args) > 2:
+        return None
+    return {0: f"_unconcatenate({g}, {args[0]}, {_arg(args, kws, 1, 'axis', '0')})"}
+
+
+def _sum(args, kws, g, ans):
+    if set(kws) - {"axis", "keepdims"} or len(args) > 2:
+        return None
+    axis, keep = _arg(args, kws, 1, "axis", "None"), kws.get("keepdims", "False")
+    return {0: f"_spread({g}, {args[0]}, {axis}, {keep})"}
+
+
+def _mean(args, kws, g, ans):
+    if set(kws) - {"axis", "keepdims"} or len(args) > 2:
+        return None
+    axis, keep = _arg(args, kws, 1, "axis", "None"), kws.get("keepdims", "False")
+    return {0: f"_spread({g}, {args[0]}, {axis}, {keep}, mean=True)"}
+
+
+def _extremum(args, kws, g, ans):
+    if set(kws) - {"axis", "keepdims"} or len(args) > 2:
+        return None
+    axis, keep = _arg(args, kws, 1, "axis", "None"), kws.get("keepdims", "False")
+    return {0: f"_to_extrema({g}, {ans}, {args[0]}, {axis}, {keep})"}
+
+
+def _reshaped(args, kws, g, ans):
+    return {0: f"_np.reshape({g}, _np.shape({args[0]}))"}
+
+
+def _transpose(args, kws, g, ans):
+    axes = _arg(args, kws, 1, "axes")
+    if axes is None:
+        return {0: f"_np.transpose({g})"}
+    return {0: f"_np.transpose({g}, _np.argsort({axes}))"}
+
+
+def _dot(args, kws, g, ans):
+    if len(args) != 2 or kws:
+        return None
+    a, b = args
+    return {0: f"_dot_vjp(0, {g}, {a}, {b})", 1: f"_dot_vjp(1, {g}, {a}, {b})"}
+
+
+def _repeat(args, kws, g, ans):
+    return None  # many forms (a count per item): the engine's gradient
+
+
+#: Parameters that hold no gradient whatever their values (an axis, a shift, a shape), by
+#: position (for the written adjoints' functions, after the array) and by name.
+INDEX_PARAMS = {np.roll: {1, 2}, np.where: {0}, np.stack: {1}, np.concatenate: {1}, np.sum: {1}, np.mean: {1},
+                np.max: {1}, np.min: {1}, np.amax: {1}, np.amin: {1}, np.reshape: {1}, np.squeeze: {1},
+                np.expand_dims: {1}, np.transpose: {1}}
+INDEX_NAMES = {"axis", "keepdims", "shift", "axes", "newshape", "shape"}
+
+#: NumPy function -> its written adjoint.
+CALLS = {
+    np.roll: _roll, np.where: _where, np.stack: _stack, np.concatenate: _concatenate, np.sum: _sum,
+    np.mean: _mean, np.max: _extremum, np.min: _extremum, np.amax: _extremum, np.amin: _extremum,
+    np.reshape: _reshaped, np.squeeze: _reshaped, np.expand_dims: _reshaped, np.ravel: _reshaped,
+    np.transpose: _transpose, np.dot: _dot,
+}
+#: Methods of an array (``x.sum(axis=0)``): the receiver is operand 0.
+METHODS = {
+    "sum": _sum, "mean": _mean, "max": _extremum, "min": _extremum, "ravel": _reshaped, "flatten": _reshaped,
+    "squeeze": _reshaped, "dot": _dot,
+}
+READS_ANSWER = {_extremum}
+
+
+def written(kind: tuple, args: list, kws: dict, g: str, ans: str):
+    """The written adjoint of a call (``("call", f)`` or ``("method", name)``), or None."""
+    entry = CALLS.get(kind[1]) if kind[0] == "call" else METHODS.get(kind[1]) if kind[0] == "method" else None
+    if entry is None:
+        return None
+    try:
+        return entry(args, kws, g, ans)
+    except (IndexError, KeyError):
+        return None
+
+
+def reads_answer(kind: tuple) -> bool:
+    entry = CALLS.get(kind[1]) if kind[0] == "call" else METHODS.get(kind[1]) if kind[0] == "method" else None
+    return entry in READS_ANSWER
+
+
+def holds_no_gradient(kind: tuple, key) -> bool:
+    """Whether operand ``key`` (a position, or a keyword's name) of a call with a written
+    adjoint is an axis, a shift or a shape: never differentiated, whatever its value."""
+    if kind[0] == "call" and kind[1] in CALLS:
+        return key in INDEX_NAMES or key in INDEX_PARAMS.get(kind[1], ())
+    if kind[0] == "method" and kind[1] in METHODS and kind[1] != "dot":
+        return key in INDEX_NAMES or (isinstance(key, int) and key >= 1)
+    return False
