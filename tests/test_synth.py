@@ -302,7 +302,23 @@ PROFILES = ["loop_helper_loss", "rk4_ode", "hmm_forward", "rnn", "stencil_roll",
 
 
 @pytest.mark.parametrize("name", PROFILES)
-def test_every_loop_workload_is_synthesized_and_verified(name):
+@pytest.mark.parametrize("specialized", [False, True], ids=["any-signature", "for-its-signature"])
+def test_every_loop_workload_is_synthesized_and_verified(name, specialized):
+    """Synthesized for any arguments, and for the sample's signature (scalars' adjoints written
+    as plain arithmetic: kinds.py): both pass check_rule on the workload's inputs."""
     module = __import__(name)
-    report = verify(synthesize(module.f), module.inputs())
+    args = module.inputs()
+    report = verify(synthesize(module.f, args if specialized else None), args)
     assert "hand-written rule" in report.rule and {"finite differences", "agrees with derived rule"} <= set(report.checks)
+
+
+def test_scalar_adjoints_are_plain_arithmetic_for_the_signature_and_keep_no_values_for_shapes():
+    """For a 1-d float array, ``y += x[n]`` is a scalar sum: its adjoints are written as g, the
+    old y is not kept (only its shape was read), and the gradient is the same."""
+    x = np.linspace(-1.0, 1.0, 9)
+    general, special = synthesize(sum_loop_1000.f), synthesize(sum_loop_1000.f, (x,))
+    assert "_stack_y" in general.source and "_unbroadcast" in general.source
+    assert "_stack_y" not in special.source and "_unbroadcast" not in special.source
+    for s in (general, special):
+        np.testing.assert_allclose(s.load()(x)[1](1.0)[0], np.ones(9))
+    verify(special, (x,))

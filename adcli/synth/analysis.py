@@ -32,8 +32,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..engine.core import passes
+from ..engine.keep import params_read
 from ..engine.registry import UFUNCS
 from ..errors import SynthesisError
+from . import adjoints
+from .kinds import INT, SCALAR, infer, kind_of
 
 #: Python's arithmetic operators, as the ufuncs whose native VJPs differentiate them.
 BINARY = {ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply, ast.Div: np.true_divide, ast.Pow: np.power,
@@ -74,6 +78,9 @@ class Program:
     needed: set = field(default_factory=set)
     first_defs: set = field(default_factory=set)  # id(stmt) of assignments that bind a name for the first time
     counter: int = 0  # the rewritten statements' temporaries (_u1, _i1, ...)
+    param_kinds: dict = field(default_factory=dict)  # from the signature synthesized for (kinds.of_value)
+    scope: dict = field(default_factory=dict)  # the function's builtins, globals and closure variables
+    kinds: dict = field(default_factory=dict)  # name -> its kind (kinds.py), where concluded
 
     def where(self, node) -> str:
         return f"{self.file}:{node.lineno + self.offset}"
@@ -186,6 +193,51 @@ def is_active(prog: Program, node) -> bool:
     return bool(diff_names(prog, node) & prog.active)
 
 
+def scalar_op(prog: Program, node) -> bool:
+    """Whether ``node`` (arithmetic, a ufunc) and its operands are all scalars by their kinds:
+    its adjoints are plain arithmetic, with no broadcasting to undo."""
+    if isinstance(node, ast.BinOp):
+        operands = [node.left, node.right]
+    elif isinstance(node, ast.UnaryOp):
+        operands = [node.operand]
+    elif isinstance(node, ast.Call) and prog.calls[id(node)][0] == "ufunc":
+        operands = node.args
+    else:
+        return False
+    return kind_of(prog, node, prog.kinds) == SCALAR and all(kind_of(prog, a, prog.kinds) in (SCALAR, INT)
+                                                              for a in operands)
+
+
+def reads_answer(prog: Program, v) -> bool:
+    """Whether the adjoint at the root of ``v`` reads its answer (exp's does, add's does not)."""
+    if not isinstance(v, (ast.BinOp, ast.UnaryOp, ast.Call)):
+        return False
+    if isinstance(v, ast.Call) and prog.calls[id(v)][0] != "ufunc":
+        return adjoints.reads_answer(prog.calls[id(v)])
+    if scalar_op(prog, v) and isinstance(getattr(v, "op", None), (*LINEAR, ast.Mult, ast.Div)):
+        return False  # written out from the operands
+    ufunc = BINARY.get(type(v.op)) if isinstance(v, ast.BinOp) else UNARY.get(type(v.op)) \
+        if isinstance(v, ast.UnaryOp) else prog.calls[id(v)][1]
+    return any(vjp is not None and vjp is not passes and 1 in (params_read(vjp) or {1})
+               for vjp in UFUNCS[ufunc].vjps)
+
+
+#: Operators whose adjoints on scalars read no operand's value.
+LINEAR = (ast.Add, ast.Sub, ast.USub, ast.UAdd)
+
+
+def read_names(prog: Program, node) -> set:
+    """The locals whose values reversing ``node`` reads: every name in it, save the operands
+    of a scalar sum or difference (their adjoints are g and -g: no value, no shape)."""
+    if is_active(prog, node) and scalar_op(prog, node) and \
+            isinstance(getattr(node, "op", None), LINEAR):
+        operands = [node.left, node.right] if isinstance(node, ast.BinOp) else [node.operand]
+        return set().union(*(read_names(prog, a) for a in operands))
+    if isinstance(node, ast.Name) and is_active(prog, node):
+        return set()  # its adjoint is added to; its value is its parent's to read
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in prog.locals}
+
+
 def analyse(prog: Program) -> None:
     binds = assignments(prog.body)
     prog.locals = set(prog.params) | {t for _, pairs, _, _ in binds for t, _ in pairs}
@@ -196,7 +248,10 @@ def analyse(prog: Program) -> None:
             if var in prog.params or others:
                 prog.refuse(f"the loop variable {var} assigned elsewhere too", s)
             prog.loop_vars.add(var)
-    prog.active = set(prog.params)
+    prog.kinds = infer(prog, prog.param_kinds, prog.scope, binds)
+    # a parameter the signature says holds no float (an int, an index array) has no gradient
+    prog.active = {p for p in prog.params if not (prog.kinds.get(p) == INT or isinstance(prog.kinds.get(p), tuple)
+                                                  and prog.kinds[p][2] not in "fc")}
     changed = True
     while changed:  # a fixpoint: a name assigned an active value anywhere is active
         changed = False
@@ -234,8 +289,9 @@ def analyse(prog: Program) -> None:
     for s, pairs, _, _ in binds:
         for t, v in pairs:
             if v is not None and prog.adjoint(t) and is_active(prog, v):
-                prog.needed.add(t)  # its value after the statement: the answer its VJP may read
-                prog.needed |= {n.id for n in ast.walk(v) if isinstance(n, ast.Name) and n.id in prog.locals}
+                if not is_write(s) and not is_append(s) and reads_answer(prog, v):
+                    prog.needed.add(t)  # its value after the statement: the answer its VJP reads
+                prog.needed |= read_names(prog, v)
                 if is_write(s):  # the index
                     prog.needed |= {n.id for n in ast.walk(s.targets[0].slice)
                                     if isinstance(n, ast.Name) and n.id in prog.locals}

@@ -19,10 +19,22 @@ import ast
 import numpy as np
 
 from ..engine.core import passes
-from ..engine.keep import params_read
 from ..engine.registry import UFUNCS
 from . import adjoints
-from .analysis import BINARY, UNARY, Program, assignments, is_active, is_append, is_write, pairs_of, pushed
+from .analysis import (
+    BINARY,
+    LINEAR,
+    UNARY,
+    Program,
+    assignments,
+    is_active,
+    is_append,
+    is_write,
+    pairs_of,
+    pushed,
+    reads_answer,
+    scalar_op,
+)
 
 _LEAVES = (ast.Name, ast.Constant)
 
@@ -295,15 +307,7 @@ class Generator:
         return out
 
     def reads_answer(self, v) -> bool:
-        """Whether the VJP at the root of ``v`` reads its answer (exp's does, add's does not)."""
-        if not isinstance(v, (ast.BinOp, ast.UnaryOp, ast.Call)):
-            return False
-        if isinstance(v, ast.Call) and self.prog.calls[id(v)][0] != "ufunc":
-            return adjoints.reads_answer(self.prog.calls[id(v)])
-        ufunc = BINARY.get(type(v.op)) if isinstance(v, ast.BinOp) else UNARY.get(type(v.op)) \
-            if isinstance(v, ast.UnaryOp) else self.prog.calls[id(v)][1]
-        return any(vjp is not None and vjp is not passes and 1 in (params_read(vjp) or {1})
-                   for vjp in UFUNCS[ufunc].vjps)
+        return reads_answer(self.prog, v)
 
     def temp(self, prefix: str) -> str:
         self.n += 1
@@ -321,11 +325,16 @@ class Generator:
             text = self.temp("_t")
             out.append(f"{text} = {ast.unparse(node)}")
         else:
+            # a scalar sum's adjoints read no operand: they are not computed for it
+            inner = want or root is not None or not (hasattr(node, "op") and isinstance(node.op, LINEAR)
+                                                     and scalar_op(prog, node))
             if isinstance(node, ast.BinOp):
-                a, b = self.values(node.left, None, vals, out), self.values(node.right, None, vals, out)
+                a = self.values(node.left, None, vals, out, want=inner)
+                b = self.values(node.right, None, vals, out, want=inner)
                 expr = f"{a} {_OPS[type(node.op)]} {b}"
             elif isinstance(node, ast.UnaryOp):
-                expr = f"{'-' if isinstance(node.op, ast.USub) else '+'}{self.values(node.operand, None, vals, out)}"
+                operand = self.values(node.operand, None, vals, out, want=inner)
+                expr = f"{'-' if isinstance(node.op, ast.USub) else '+'}{operand}"
             elif isinstance(node, ast.Subscript):
                 expr = f"{self.values(node.value, None, vals, out)}[{slice_text(node.slice)}]"
             elif isinstance(node, (ast.List, ast.Tuple)):
@@ -393,6 +402,9 @@ class Generator:
         if isinstance(node, ast.Call) and prog.calls[id(node)][0] in ("call", "user", "method"):
             self.back_call(node, g, vals, out)
             return
+        if scalar_op(prog, node):
+            self.back_scalar(node, g, vals, out)
+            return
         if isinstance(node, ast.BinOp):
             ufunc, args = BINARY[type(node.op)], [node.left, node.right]
         elif isinstance(node, ast.UnaryOp):
@@ -406,6 +418,32 @@ class Generator:
                 continue
             c = g if vjps[k] is passes else f"{self.bind(ufunc, k, node)}({g}, {vals[id(node)]}, {operands})"
             self.give(a, f"_unbroadcast({c}, {vals[id(a)]})", vals, out)
+
+    def back_scalar(self, node, g: str, vals: dict, out: list) -> None:
+        """Arithmetic and ufuncs on scalars: the adjoints as plain expressions (+ - * / written
+        out, the registry's VJP for the others), with no broadcasting to undo."""
+        prog = self.prog
+        op = getattr(node, "op", None)
+        if isinstance(node, ast.BinOp) and isinstance(op, (ast.Add, ast.Sub, ast.Mult, ast.Div)):
+            a, b = node.left, node.right
+            va, vb = vals.get(id(a)), vals.get(id(b))
+            written = {ast.Add: (g, g), ast.Sub: (g, f"-{g}"), ast.Mult: (f"{g} * {vb}", f"{g} * {va}"),
+                       ast.Div: (f"{g} / {vb}", f"-{g} * {va} / ({vb} * {vb})")}[type(op)]
+            for operand, c in zip((a, b), written):
+                if is_active(prog, operand):
+                    self.give(operand, c, vals, out)
+            return
+        if isinstance(node, ast.UnaryOp):
+            self.give(node.operand, f"-{g}" if isinstance(op, ast.USub) else g, vals, out)
+            return
+        ufunc, args = (BINARY[type(op)], [node.left, node.right]) if isinstance(node, ast.BinOp) else \
+            (prog.calls[id(node)][1], node.args)
+        vjps = UFUNCS[ufunc].vjps
+        operands = ", ".join(vals[id(a)] for a in args)
+        for k, a in enumerate(args):
+            if vjps[k] is not None and is_active(prog, a):
+                c = g if vjps[k] is passes else f"{self.bind(ufunc, k, node)}({g}, {vals[id(node)]}, {operands})"
+                self.give(a, c, vals, out)
 
     def back_call(self, node, g: str, vals: dict, out: list) -> None:
         """Any other call: the engine's gradient of that call (or the callee's synthesized rule).
@@ -446,7 +484,9 @@ class Generator:
     def give(self, node, c: str, vals: dict, out: list) -> None:
         if isinstance(node, ast.Name):
             if self.prog.adjoint(node.id):
-                out.append(f"{adjoint_name(node.id)} = {adjoint_name(node.id)} + {c}")
+                d = adjoint_name(node.id)
+                simple = c.startswith("-") and c[1:].replace("_", "").isalnum()
+                out.append(f"{d} = {d} - {c[1:]}" if simple else f"{d} = {d} + {c}")
             return
         g = self.temp("_g")
         out.append(f"{g} = {c}")

@@ -20,6 +20,7 @@ import numpy as np
 from ..engine.grad import vjp as _engine_vjp
 from ..engine.sums import unbroadcast
 from ..errors import SynthesisError
+from .kinds import of_value
 from .synthesize import synthesize
 
 __all__ = ["Sparse", "call_vjp", "copy", "cotangent", "dot_vjp", "item", "method_vjp", "own", "saved", "scatter",
@@ -260,7 +261,7 @@ def call_vjp(f, args: tuple, kwargs: dict, argnums: tuple, g) -> tuple:
     if not wanted:
         return (0.0,) * len(argnums)
     got: dict = {}
-    fwd = synthesized(f)
+    fwd = synthesized(f, args)
     if fwd is not None:
         ans, pullback = fwd(*args, **kwargs)
         cts = pullback(dense(g, ans))
@@ -288,7 +289,7 @@ def push(stack: list, f, *args, **kwargs):
     """Call the user's function ``f`` through its synthesized rule and keep ``(answer, its
     pullback, f)`` on ``stack`` for the pullback (``pull``); a function outside the subset is
     called as it is and kept with its arguments (``pull`` then takes the engine's gradient)."""
-    fwd = synthesized(f)
+    fwd = synthesized(f, args)
     if fwd is None:
         ans = f(*args, **kwargs)
         stack.append((ans, (args, kwargs), f))
@@ -325,21 +326,26 @@ def _method(name: str):
 
 
 _METHODS: dict = {}
-_SYNTHESIZED = weakref.WeakKeyDictionary()  # a user's function -> its synthesized fwd, or None (outside the subset)
+_SYNTHESIZED = weakref.WeakKeyDictionary()  # a user's function -> {its arguments' kinds: its fwd, or None}
 
 
-def synthesized(f):
-    """The synthesized ``fwd`` of a user's function (None for NumPy's and SciPy's, and for a
-    function outside the subset: the engine differentiates those)."""
+def synthesized(f, args: tuple = ()):
+    """The synthesized ``fwd`` of a user's function for arguments of the kinds of ``args`` (None
+    for NumPy's and SciPy's, and for a function outside the subset: the engine differentiates
+    those). One per function and kinds of arguments, made on first use."""
     if not inspect.isfunction(f) or (getattr(f, "__module__", None) or "").split(".")[0] in ("numpy", "scipy", "adcli"):
         return None
+    key = tuple(map(of_value, args))
+    per_kinds = _SYNTHESIZED.get(f)
+    if per_kinds is None:
+        per_kinds = _SYNTHESIZED[f] = {}
     try:
-        return _SYNTHESIZED[f]
+        return per_kinds[key]
     except KeyError:
         pass
     try:
-        fwd = synthesize(f).load()
+        fwd = synthesize(f, args if args else None).load()
     except SynthesisError:
         fwd = None
-    _SYNTHESIZED[f] = fwd
+    per_kinds[key] = fwd
     return fwd

@@ -18,6 +18,7 @@ import numpy as np
 from ..engine.registry import UFUNCS
 from ..errors import SynthesisError
 from .analysis import PLAIN_ATTRS, PLAIN_BUILTINS, Program, analyse, closure_values
+from .kinds import of_value
 
 # Names the generated module uses for itself; a function using one is refused (it would be shadowed).
 RESERVED = re.compile(r"^(_np|_special|_push|_pull|_spread|_to_extrema|_unstack|_unconcatenate|_dot_vjp|_UFUNCS|"
@@ -43,9 +44,10 @@ _WORDS = {
 
 
 
-def parse(func) -> Program:
+def parse(func, args: tuple | None = None) -> Program:
     """Read ``func``'s source into a :class:`Program`, or raise SynthesisError naming what is
-    outside the subset."""
+    outside the subset. ``args``: arguments of the signature the rule is for (their kinds:
+    kinds.py); without them nothing is assumed of the parameters."""
     name = getattr(func, "__qualname__", repr(func))
     code = getattr(func, "__code__", None)
     if code is None or not inspect.isfunction(func) or func.__name__ == "<lambda>":
@@ -91,6 +93,9 @@ def parse(func) -> Program:
         ident = node.id if isinstance(node, ast.Name) else node.arg if isinstance(node, ast.arg) else None
         if ident is not None and RESERVED.match(ident):
             prog.refuse(f"the name {ident} (the generated rule uses it for itself: rename it)", node)
+    if args is not None:
+        prog.param_kinds = {p: of_value(a) for p, a in zip(prog.params, args)}
+    prog.scope = checker.scope
     analyse(prog)
     return prog
 

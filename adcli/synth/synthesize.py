@@ -44,8 +44,11 @@ class Synthesis:
         return self.namespace()["fwd"]
 
 
-def synthesize(func: Callable) -> Synthesis:
+def synthesize(func: Callable, args: tuple | None = None) -> Synthesis:
     """The rule of ``func`` by source transformation, or SynthesisError naming the first
-    construct outside the subset (adcli.synth's docstring) and its ``file:line``."""
-    program = parse(func)
+    construct outside the subset (adcli.synth's docstring) and its ``file:line``. ``args``: a
+    sample of the signature the rule is for: the kinds of its arguments (a float, an int, an
+    array of n dimensions) let scalars' adjoints be written as plain arithmetic (kinds.py);
+    the rule is then for that signature only."""
+    program = parse(func, args)
     return Synthesis(func, Generator(program).module(), program)
