@@ -1,29 +1,36 @@
 #!/usr/bin/env python
-"""Peak memory of one gradient of every profiles/ case, next to its NumPy primal's and autograd's.
+"""Peak memory of one gradient of every profiles/ case, next to its NumPy primal's, autograd's and
+its hand-written NumPy floor's.
 
     python benchmarks/memory.py                          # all cases, a table on the terminal
     python benchmarks/memory.py --format markdown --cases simple_mlp,gp_lml
     python benchmarks/memory.py --top 5                  # where adcli's memory goes, for each miss
 
-Target: a gradient's peak memory at most autograd's, and at most 2x the primal's on the vectorised
-cases (VECTORISED below says which and why).
+Targets: a gradient's peak memory at most autograd's, and at most 2x the primal's on the vectorised
+cases (VECTORISED below says which and why); restated against the floors: adcli's gradient peak
+within 1.2x of min(floor peak, autograd peak) on every case (``FLOOR_FACTOR``; the min of those
+that ran). The floor is the case's value and gradient written by hand in plain NumPy
+(benchmarks/case_floors.py): vectorised, fused, in place on its own temporaries, with no tape, so
+on the looping cases its peak is the vectorised program's rather than a reverse pass's.
 
 Method: tracemalloc (Python objects and NumPy's array buffers). The inputs are made first and not
-counted. The NumPy primal ``f(*args)``, ``adcli.value_and_grad(f, argnums=ARGNUMS)`` and autograd's
-``value_and_grad`` of ``f`` re-bound to ``autograd.numpy`` (``peers.rebound_f``, as in bench.py) are
-each warmed up once, then called ``--repeats`` times after ``gc.collect()`` (the collector stays on,
-as in use) under ``adcli.measure.peak_bytes``: start tracing, note the memory traced, reset the
-peak, call, read the peak with the result still alive. A cell is that peak minus the memory before
+counted. The NumPy primal ``f(*args)``, ``adcli.value_and_grad(f, argnums=ARGNUMS)``, autograd's
+``value_and_grad`` of ``f`` re-bound to ``autograd.numpy`` (``peers.rebound_f``, as in bench.py) and
+the floor ``case_floors.FLOORS[NAME](*args)`` are each warmed up once, then called ``--repeats``
+times after ``gc.collect()`` (the collector stays on, as in use) under ``adcli.measure.peak_bytes``:
+start tracing, note the memory traced, reset the peak, call, read the peak with the result still
+alive. A cell is that peak minus the memory before
 (what the call needed above its inputs, its result included), the largest of the repeats: they
 agree to within 0.1% (dict resizes, id-keyed caches), and a memory budget is about the worst run.
 BLAS runs on one thread (importing bench.py pins it before NumPy loads).
 
-Columns: case; vectorised; the primal's, adcli's and autograd's peaks; adcli / primal; adcli /
-autograd; whether adcli is within 2x the primal's peak (vectorised cases only) and within
+Columns: case; vectorised; the primal's, adcli's, autograd's and the floor's peaks; adcli / primal;
+adcli / autograd; whether adcli is within 2x the primal's peak (vectorised cases only) and within
 autograd's ("—": autograd cannot run the case, note [k] says why; a gradient that disagrees with
-adcli's, by bench.compare, is a note too).
+adcli's, by bench.compare, is a note too, and so is a floor that disagrees, by case_floors.check);
+adcli / min(floor, autograd), and whether that is at most 1.2.
 
-``--top N``: for each case missing a target, adcli's gradient runs twice more, 25 frames traced and
+``--top N``: for each case missing a target (any of the three), adcli's gradient runs twice more, 25 frames traced and
 a sys.settrace hook at every opcode; the first run finds the opcode boundary where the most is live
 (and the line inside which the peak itself was reached: a NumPy call's temporaries), the second
 snapshots there. Its N largest allocation sites are listed by line, with the program line (or
@@ -42,6 +49,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench  # noqa: E402, I001  (first: pins the BLAS threads before NumPy is imported)
+import case_floors  # noqa: E402
 import peers  # noqa: E402
 
 import adcli  # noqa: E402
@@ -56,6 +64,7 @@ VECTORISED = frozenset({
     "gp_lml", "logistic_regression", "mlp_dict", "gp_hyper", "batchnorm_mlp",
 })
 PRIMAL_FACTOR = 2.0
+FLOOR_FACTOR = 1.2  # adcli's peak / min(floor's, autograd's)
 DASH = "—"
 
 
@@ -79,6 +88,15 @@ class Row:
     def meets_autograd(self) -> bool | None:
         r = self.ratio(self.peaks.get("autograd"))
         return None if r is None else r <= 1.0
+
+    def best_peer(self) -> int | None:
+        """min(floor's peak, autograd's peak), of those measured."""
+        peers = [self.peaks[k] for k in ("floor", "autograd") if k in self.peaks]
+        return min(peers) if peers else None
+
+    def meets_floor(self) -> bool | None:
+        r = self.ratio(self.best_peer())
+        return None if r is None else r <= FLOOR_FACTOR
 
 
 # --- measuring ---------------------------------------------------------------------------------
@@ -108,11 +126,19 @@ def make_autograd(mod, args):
 def measure_case(mod, repeats: int) -> Row:
     args = mod.inputs()
     row = Row(mod.NAME, mod.NAME in VECTORISED, peak(lambda: mod.f(*args), repeats))
-    results = {}
-    for name, make in (("adcli", bench.make_adcli), ("autograd", make_autograd)):
+    results, raw = {}, {}
+    floor = case_floors.FLOORS.get(mod.NAME)
+    makers = [("adcli", bench.make_adcli), ("autograd", make_autograd)]
+    if floor is None:
+        row.reasons["floor"] = "no floor in benchmarks/case_floors.py"
+    else:
+        makers.append(("floor", lambda mod, args: ((lambda: floor(*args)), None)))
+    for name, make in makers:
         try:
             run, result = make(mod, args)
-            results[name] = result(run())
+            raw[name] = run()
+            if result is not None:
+                results[name] = result(raw[name])
         except Exception as e:  # noqa: BLE001 - any failure is reported as n/a with its reason
             row.reasons[name] = bench.short_reason(e)
             continue
@@ -121,6 +147,8 @@ def measure_case(mod, repeats: int) -> Row:
         row.grad_bytes = sum(g.nbytes for g in results["adcli"][1])
         if "autograd" in results and (diff := bench.compare(results["adcli"], results["autograd"])):
             row.reasons["autograd"] = f"GRADIENT MISMATCH with adcli: {diff}"
+        if "floor" in raw and (diff := case_floors.check(mod, raw["adcli"], raw["floor"])):
+            row.reasons["floor"] = f"FLOOR MISMATCH with adcli: {diff}"
     return row
 
 
@@ -248,23 +276,28 @@ def table(rows: list[Row]):
         return "NO" + (note(f"{r.name}: the gradient arrays returned take {human(r.grad_bytes)} alone, more than "
                             f"{PRIMAL_FACTOR:g}x the primal's peak") if floor else "")
 
-    cols = ["case", "vectorised", "primal peak", "adcli peak", "autograd peak", "adcli / primal",
-            "adcli / autograd", f"≤ {PRIMAL_FACTOR:g}x primal", "≤ autograd"]
+    cols = ["case", "vectorised", "primal peak", "adcli peak", "autograd peak", "floor peak", "adcli / primal",
+            "adcli / autograd", f"≤ {PRIMAL_FACTOR:g}x primal", "≤ autograd", "adcli / min(floor, autograd)",
+            f"≤ {FLOOR_FACTOR:g}x min"]
     body = []
     for r in rows:
-        rp, ra = r.ratio(r.primal), r.ratio(r.peaks.get("autograd"))
+        rp, ra, rf = r.ratio(r.primal), r.ratio(r.peaks.get("autograd")), r.ratio(r.best_peer())
         body.append([r.name, "yes" if r.vectorised else "no", human(r.primal), peak_cell(r, "adcli"),
-                     peak_cell(r, "autograd"), DASH if rp is None else f"{rp:.2f}", DASH if ra is None else f"{ra:.2f}",
-                     yes(r.meets_primal(), r), yes(r.meets_autograd())])
+                     peak_cell(r, "autograd"), peak_cell(r, "floor"), DASH if rp is None else f"{rp:.2f}",
+                     DASH if ra is None else f"{ra:.2f}", yes(r.meets_primal(), r), yes(r.meets_autograd()),
+                     DASH if rf is None else f"{rf:.2f}", yes(r.meets_floor())])
     return cols, body, notes
 
 
 def summary(rows: list[Row]) -> str:
     vec = [r.meets_primal() for r in rows if r.vectorised]
     ag = [r.meets_autograd() for r in rows if r.meets_autograd() is not None]
+    fl = [r for r in rows if r.meets_floor() is not None]
+    over = [f"{r.name} ({r.ratio(r.best_peer()):.2f}x)" for r in fl if not r.meets_floor()]
     return (f"adcli within {PRIMAL_FACTOR:g}x the primal's peak on {sum(v is True for v in vec)} of {len(vec)} "
             f"vectorised cases; within autograd's peak on {sum(ag)} of {len(ag)} cases "
-            f"(autograd runs {len(ag)} of {len(rows)})")
+            f"(autograd runs {len(ag)} of {len(rows)}); within {FLOOR_FACTOR:g}x min(floor, autograd) on "
+            f"{len(fl) - len(over)} of {len(fl)} cases" + (f"; over: {', '.join(over)}" if over else ""))
 
 
 def _rich(cols, body, title: str) -> str | None:
@@ -279,7 +312,7 @@ def _rich(cols, body, title: str) -> str | None:
         c.justify = "right"
     for line in body:
         tb.add_row(*line)
-    console = Console(width=max(140, Console().width))
+    console = Console(width=max(190, Console().width))  # 12 columns
     with console.capture() as cap:
         console.print(tb)
     return cap.get().rstrip()
@@ -318,7 +351,7 @@ def main(argv=None) -> int:
         print(f"  {name} ...", file=sys.stderr, flush=True)
         rows.append(measure_case(mod, a.repeats))
     print(render(rows, a.format, header))
-    misses = [r for r in rows if False in (r.meets_primal(), r.meets_autograd())]
+    misses = [r for r in rows if False in (r.meets_primal(), r.meets_autograd(), r.meets_floor())]
     if a.top > 0 and misses:
         sites = "\n\n".join("\n".join(top_sites(mods[r.name], a.top)) for r in misses)
         print(f"\n```text\n{sites}\n```" if a.format == "markdown" else f"\n{sites}")
