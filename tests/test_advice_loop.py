@@ -44,6 +44,12 @@ def test_suggest_export_check_compare(loop_profile, tmp_path):
     [entry] = json.loads(res.output)
     assert entry["action"] == "hand-write" and entry["signature"] == "__main__.f(f64[1d])"
     assert entry["saving_s"] > 0 and entry["rule_measured"] is False
+    # the rule synthesized from the loop's source was verified and timed in the program (replay)
+    assert entry["synthesis"] == "verified" and entry["synthesized_saving_s"] is not None
+    assert entry["synthesized_saving_low_s"] <= entry["synthesized_saving_s"] <= entry["synthesized_saving_high_s"]
+    assert any(r.startswith("written for you") for r in entry["reasons"])
+    [f_stats] = [s for s in load_json(loop_profile)["signatures"] if s["signature"] == "__main__.f(f64[1d])"]
+    assert f_stats["replay"]["synthesis"] == "verified" and f_stats["replay"]["program_synth_s"] > 0
 
     rules = str(tmp_path / "rules.py")
     res = invoke("export", loop_profile, "-o", rules)

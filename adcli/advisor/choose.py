@@ -63,6 +63,13 @@ class Suggestion:
     # the other end of the range saving_s spans when a lean forward is credited (None: no such credit)
     saving_written_s: float | None = None
     close_call: str | None = None  # the caller whose own rule was passed over for this one by a close call
+    # a hand-write's rule synthesized from its source and verified (adcli.synth; `adcli export
+    # --script` writes it): what it saved per run in the program, measured (median, 90% interval),
+    # saving_s being the estimate for a rule optimised by hand; ``synthesis``: "verified" or why none
+    synthesized_saving_s: float | None = None
+    synthesized_saving_low_s: float | None = None
+    synthesized_saving_high_s: float | None = None
+    synthesis: str | None = None
 
     @property
     def function(self) -> str:
@@ -315,6 +322,11 @@ def _suggestion(c: Cost, action: str, pick, total: float, reasons: list, tier: s
     opt = None if pick is None else pick.option
     taken = action != KEEP_DERIVED
     gain = pick.gain if pick is not None and taken else Span.exact(0.0)
+    synth = None
+    if c.synth_gap_s is not None:
+        synth = Span(c.synth_gap_s, c.synth_gap_lo_s, c.synth_gap_hi_s).times(c.program_scale)
+    if action == HAND_WRITE:
+        reasons = reasons + explain.synthesis_lines(c, synth, gain.point)
     return Suggestion(
         rank=0, signature=c.signature, action=action, calls=c.calls,
         derived_s=c.derived_s, primal_s=c.primal_s,
@@ -336,4 +348,8 @@ def _suggestion(c: Cost, action: str, pick, total: float, reasons: list, tier: s
         callees=None if opt is None or opt.action != HAND_WRITE else opt.callees,
         recurrence=c.recurrent if c.chain is not None else None,
         saving_written_s=written, close_call=close_call,
+        synthesized_saving_s=None if synth is None else synth.point,
+        synthesized_saving_low_s=None if synth is None else synth.low,
+        synthesized_saving_high_s=None if synth is None else synth.high,
+        synthesis=c.synthesis,
     )

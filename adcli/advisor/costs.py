@@ -58,6 +58,11 @@ class Cost:
     floor_gap_s: float | None = None
     floor_gap_lo_s: float | None = None
     floor_gap_hi_s: float | None = None
+    program_synth_s: float | None = None  # with the rule synthesized from its source (a user function's)
+    synth_gap_s: float | None = None
+    synth_gap_lo_s: float | None = None
+    synth_gap_hi_s: float | None = None
+    synthesis: str | None = None  # "verified", or why no rule was synthesized (Replay.synthesis)
     in_program: bool = False  # the advisor uses the program_* measurements (set with replayed_units)
     # program seconds -> the advisor's: the replayed time of the roots that call it over program_s
     # (measured at another moment; a share of program_s is what the program measurement says)
@@ -212,7 +217,8 @@ class Cost:
         return [i for i in self.imports if i.outcome is ImportOutcome.DISAGREES]
 
 
-GAPS = ("import_gap_s", "import_gap_lo_s", "import_gap_hi_s", "floor_gap_s", "floor_gap_lo_s", "floor_gap_hi_s")
+GAPS = ("import_gap_s", "import_gap_lo_s", "import_gap_hi_s", "floor_gap_s", "floor_gap_lo_s", "floor_gap_hi_s",
+        "synth_gap_s", "synth_gap_lo_s", "synth_gap_hi_s")
 
 
 def aggregate(profiles: list[Profile]) -> tuple[dict, float]:
@@ -253,7 +259,9 @@ def aggregate(profiles: list[Profile]) -> tuple[dict, float]:
                     value, old = getattr(r, attr), getattr(c, attr)
                     setattr(c, attr, None if value is None or (c.measured and old is None) else (
                         ((old or 0.0) * c._weight + value * w) / (c._weight + w)))
-                for attr in ("program_s", "program_import_s", "program_floor_s", *GAPS):
+                if c.synthesis is None or r.synthesis not in (None, "verified"):
+                    c.synthesis = r.synthesis  # a failure in any profile is the one said
+                for attr in ("program_s", "program_import_s", "program_floor_s", "program_synth_s", *GAPS):
                     value, old = getattr(r, attr), getattr(c, attr)
                     setattr(c, attr, None if value is None or (c.measured and old is None) else (old or 0.0) + value)
                 for attr in ("nodes", "operations", "chain", "lines"):

@@ -107,6 +107,27 @@ def program_line(c: Cost, opt: Option, prog: InProgram | None) -> list[str]:
     return []
 
 
+def synthesis_lines(c: Cost, synth, estimate: float) -> list[str]:
+    """What the rule synthesized from the function's source did in the program (measured), and
+    how much further a rule optimised by hand could go (the estimate): or why none was made."""
+    if c.synthesis is None:
+        return []
+    if c.synthesis != "verified":
+        return [c.synthesis if len(c.synthesis) <= 160 else c.synthesis[:157] + "..."]
+    if synth is None:
+        return ["written for you: a rule synthesized from its source passed its checks (`adcli export --script` "
+                "writes it); not timed in the program"]
+    spread = f" (90%: {duration(synth.low)} to {duration(synth.high)})" if synth.high > synth.low else ""
+    if synth.point <= 0:
+        spread = f" (90%: {duration(max(-synth.high, 0.0))} to {duration(-synth.low)})" if spread else ""
+        return [f"written for you, but slower: the rule synthesized from its source costs {duration(-synth.point)} "
+                f"more per run in the program{spread}, measured; the saving needs a rule optimised by hand"]
+    more = f"; a rule optimised by hand: {duration(max(estimate - synth.point, 0.0))} more (estimated)" \
+        if estimate > synth.point else ""
+    return [f"written for you: the rule synthesized from its source (`adcli export --script`) saves "
+            f"{duration(synth.point)} per run in the program{spread}, measured{more}"]
+
+
 def below_callees(c: Cost) -> str | None:
     if c.below_callees_s is None:
         return None

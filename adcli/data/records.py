@@ -92,11 +92,16 @@ DECOMPOSITION = {"pullback_s": float, "vector_pullback_s": float, "nodes": int, 
                  "program_alone_s": float,
                  # what a rule saves per run in the program: the paired rounds' median and 90% interval
                  "import_gap_s": Signed, "import_gap_lo_s": Signed, "import_gap_hi_s": Signed,
-                 "floor_gap_s": Signed, "floor_gap_lo_s": Signed, "floor_gap_hi_s": Signed}
+                 "floor_gap_s": Signed, "floor_gap_lo_s": Signed, "floor_gap_hi_s": Signed,
+                 # a user function's rule synthesized from its source (adcli.synth), verified on the
+                 # sample and timed in the program like the import: or why there is none
+                 "program_synth_s": float, "synth_gap_s": Signed, "synth_gap_lo_s": Signed, "synth_gap_hi_s": Signed,
+                 "synthesis": str}
 
 
 PROGRAM = ("program_s", "program_import_s", "program_floor_s", "program_alone_s", "import_gap_s", "import_gap_lo_s",
-           "import_gap_hi_s", "floor_gap_s", "floor_gap_lo_s", "floor_gap_hi_s")
+           "import_gap_hi_s", "floor_gap_s", "floor_gap_lo_s", "floor_gap_hi_s", "program_synth_s", "synth_gap_s",
+           "synth_gap_lo_s", "synth_gap_hi_s")
 
 
 @dataclass
@@ -137,6 +142,11 @@ class Replay:
     floor_gap_s: float | None = None
     floor_gap_lo_s: float | None = None
     floor_gap_hi_s: float | None = None
+    program_synth_s: float | None = None  # with the synthesized rule
+    synth_gap_s: float | None = None
+    synth_gap_lo_s: float | None = None
+    synth_gap_hi_s: float | None = None
+    synthesis: str | None = None  # "verified", or why no rule was synthesized or timed (a user function's)
 
     def forget_program(self) -> None:
         """Drop the in-program measurements (a what-if that failed part way)."""

@@ -27,12 +27,14 @@ from ..engine.descriptors import array_type
 from ..engine.grad import vjp
 from ..engine.pytree import flatten
 from ..engine.registry import add_rule, remove_rule
-from ..errors import AdcliError, RuleDisagreement
+from ..errors import AdcliError, RuleDisagreement, SynthesisError
 from ..measure import alternating_medians, alternating_rounds, peak_bytes, stable_median
 from ..rules.autograd_catalog import find
 from ..rules.autograd_import import import_rule, unimport
 from ..rules.declare import register
 from ..rules.dispatch import dispatch
+from ..synth import synthesize
+from ..synth.verify import agrees
 from .build import source_lines
 from .decompose import calibration, decompose
 
@@ -175,8 +177,8 @@ def in_program(profile: Profile, by_id: dict, budget: float = 0.2, deadline: flo
         own = _setup(by_id[stats.id], dispatched=True)  # its own replayed gradient, timed alongside
         rules = _what_if_rules(stats, own)
         try:
-            totals = [0.0, 0.0, 0.0]
-            gaps: dict = {}  # "import" / "floor" -> [median, low, high] of what it saves per run
+            totals = [0.0, 0.0, 0.0, 0.0]
+            gaps: dict = {}  # "import" / "floor" / "synth" -> [median, low, high] of what it saves per run
             alone = []
             for root, calls in mine:
                 if root not in grads:
@@ -185,14 +187,14 @@ def in_program(profile: Profile, by_id: dict, budget: float = 0.2, deadline: flo
                 if grads[root] is None:  # a root that cannot be replayed: no complete what-if
                     raise AdcliError("a root cannot be replayed")
                 grad, args = grads[root]
-                states = [None] + [k for k in ("import", "floor") if rules.get(k) is not None]
+                states = [None] + [k for k in ("import", "floor", "synth") if rules.get(k) is not None]
                 fns = [_served(rules, k, grad, args) for k in states]
                 if not isinstance(own, Replay):
                     fns.append(_served(rules, None, own[4], own[1]))
                 rounds = alternating_rounds(fns, budget, more=_wide(len(states)), extra=_EXTRA * budget)
                 times = [rounds.quantile(k, 0.25) for k in range(len(fns))]
                 for k, t in zip(states, times):
-                    totals[(None, "import", "floor").index(k)] += calls * t
+                    totals[(None, "import", "floor", "synth").index(k)] += calls * t
                 for k in states[1:]:  # what the rule saves per run: the paired rounds' median and interval
                     gap = [calls * v for v in rounds.difference(0, states.index(k))]
                     gaps[k] = [a + b for a, b in zip(gaps.get(k, (0.0, 0.0, 0.0)), gap)]
@@ -203,12 +205,32 @@ def in_program(profile: Profile, by_id: dict, budget: float = 0.2, deadline: flo
             r.program_alone_s = sum(alone) / len(alone) if alone else None
             r.import_gap_s, r.import_gap_lo_s, r.import_gap_hi_s = gaps.get("import", (None, None, None))
             r.floor_gap_s, r.floor_gap_lo_s, r.floor_gap_hi_s = gaps.get("floor", (None, None, None))
+            r.program_synth_s = totals[3] if rules.get("synth") is not None else None
+            r.synth_gap_s, r.synth_gap_lo_s, r.synth_gap_hi_s = gaps.get("synth", (None, None, None))
         except Exception:  # noqa: BLE001 - this signature's what-if failed (a rule the program rejects): none
             r.forget_program()
         finally:
             for rule in rules.values():
                 if rule is not None:
                     remove_rule(rule)
+
+
+def _synthesized(fn, target: str, types: tuple, args: tuple, kwargs: dict) -> tuple:
+    """(the rule synthesized for ``fn`` at this signature, out of the registry, or None; what
+    became of it: "verified", or why not). Verified on the sample before it is timed."""
+    if kwargs:
+        return None, "not synthesized: called with keyword arguments"
+    try:
+        synthesis = synthesize(fn, args)
+        agrees(synthesis, args)  # export runs the full check_rule before it writes the rule
+        [rule] = register(target, types, synthesis.rule(), source="hand-written",
+                          origin="adcli replay: synthesized")
+    except SynthesisError as exc:
+        return None, f"not synthesized: {exc}"
+    except Exception as exc:  # noqa: BLE001 - a synthesized rule that fails its check is not timed, and says why
+        return None, f"synthesized, but it failed verification: {type(exc).__name__}: {str(exc)[:300]}"
+    remove_rule(rule)
+    return rule, "verified"
 
 
 # How much longer than its budget a signature's what-if may run while the interval of what a
@@ -231,10 +253,12 @@ def _wide(states: int):
 
 
 def _what_if_rules(stats: SignatureStats, setup) -> dict:
-    """{"import": the best agreeing library rule, "floor": a minimal rule}, built for the
-    signature (``setup``: its replay's ``_setup``) and left out of the registry (``_served`` puts
-    one in while it is timed)."""
-    out: dict = {"import": None, "floor": None}
+    """{"import": the best agreeing library rule, "floor": a minimal rule, "synth": a user
+    function's rule synthesized from its source and verified on the sample (adcli.synth; the
+    outcome, or why there is none, in ``Replay.synthesis``)}, built for the signature
+    (``setup``: its replay's ``_setup``) and left out of the registry (``_served`` puts one in
+    while it is timed)."""
+    out: dict = {"import": None, "floor": None, "synth": None}
     if isinstance(setup, Replay) or stats.output not in (None, "value", "tuple"):  # no rule can serve it
         return out
     fn, args, kwargs, argnums, _ = setup
@@ -248,6 +272,8 @@ def _what_if_rules(stats: SignatureStats, setup) -> dict:
         remove_rule(out["floor"])
     except (AdcliError, ValueError):
         out["floor"] = None
+    if stats.kind != "numpy":
+        out["synth"], stats.replay.synthesis = _synthesized(fn, target, types, tuple(args), kwargs)
     if stats.kind == "numpy" and any(i.outcome is ImportOutcome.AGREES for i in stats.replay.imports):
         try:
             # verified on this very sample by the replay's trial (_imports), moments ago

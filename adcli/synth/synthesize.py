@@ -39,6 +39,19 @@ class Synthesis:
         """The module's pieces, its two functions named ``fwd`` and ``pullback`` (generate.py)."""
         return Generator(self.program).parts(fwd, pullback)
 
+    def rule(self) -> Callable:
+        """The rule to declare: ``fwd``, its pullback's cotangents trimmed to the arguments a
+        call passes by position (a parameter left to its default has none)."""
+        fwd = self.load()
+        if not self.program.defaults:
+            return fwd
+
+        def rule(*args, **kwargs):
+            ans, pullback = fwd(*args, **kwargs)
+            n = len(args)
+            return ans, (lambda g: pullback(g)[:n])
+        return rule
+
     def load(self) -> Callable:
         """The rule's ``fwd(*args) -> (ans, pullback)``."""
         return self.namespace()["fwd"]

@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
+
 from ..engine.descriptors import describe
+from ..engine.grad import vjp
+from ..engine.pytree import flatten
 from ..engine.registry import remove_rule
+from ..gradcheck import argument_names
 from ..rules.declare import register, rules_for
 from ..rules.dispatch import dispatch
-from ..testing import RuleReport, check_rule
+from ..testing import RuleReport, check_rule, compare_gradients
 from .synthesize import Synthesis
 
 
@@ -22,7 +27,7 @@ def verify(synthesis: Synthesis, args: tuple, *, timing: bool = False, seed: int
     func = synthesis.func
     target = f"{func.__module__}:{func.__qualname__}"
     types = tuple(describe(a) for a in args)
-    fwd = synthesis.load()
+    fwd = synthesis.rule()
     previous = rules_for(target).get(types)  # a rule declared for this signature before: put back after
     module = sys.modules.get(func.__module__)
     bound = module.__dict__.get(func.__qualname__, None) if module is not None else None  # declaring rebinds it
@@ -33,3 +38,28 @@ def verify(synthesis: Synthesis, args: tuple, *, timing: bool = False, seed: int
         remove_rule(rule, restore=previous)
         if bound is not None:
             module.__dict__[func.__qualname__] = bound
+
+
+def agrees(synthesis: Synthesis, args: tuple, seed: int = 0) -> None:
+    """The cheaper check the profiler's what-if makes before timing a synthesized rule: its
+    value and its cotangents for one random output cotangent equal the engine's derived ones
+    on ``args`` (rtol 1e-6). Raises GradientMismatch naming the argument; ``verify`` (check_rule)
+    is what ``export`` runs before writing the rule."""
+    func = synthesis.func
+    ans, pullback = synthesis.rule()(*args)
+    rng = np.random.default_rng(seed)
+    leaves, unflatten = flatten(ans)
+    g = unflatten([rng.standard_normal(np.shape(v)) if _is_float(v) else None for v in leaves])
+    nums = tuple(k for k, a in enumerate(args) if any(_is_float(v) for v in flatten(a)[0]))
+    if not nums:
+        return
+    value, want = vjp(func, nums, g)(*args)
+    got = [cotangent for k, cotangent in enumerate(pullback(g)) if k in nums]
+    name = f"{func.__module__}.{func.__qualname__}"
+    compare_gradients(name, [value], [ans], "the function's value", (0,), ["value"], who=("the rule", "the function"))
+    compare_gradients(name, want, got, "the derived rule", nums, argument_names(func, len(args)),
+                      who=("the synthesized rule", "the derived rule"))
+
+
+def _is_float(v) -> bool:
+    return isinstance(v, (float, np.floating)) or isinstance(v, np.ndarray) and v.dtype.kind in "fc"
