@@ -4,8 +4,9 @@ in a temporary folder), and ``--check`` (what tests/test_readme.py runs) exits 1
 blocks no longer have the shape of a fresh run: the same commands, lines, words and columns,
 numbers aside (timings differ between runs and machines).
 
-The one manual step of the walkthrough, writing the pullback, is done as the README says:
-``return (np.full_like(x, g),)``.
+The rule is written for you: ``adcli export --script`` synthesizes it from the function's source
+and verifies it before it writes it; the second block shows an excerpt of it, then the rule at
+work.
 """
 
 from __future__ import annotations
@@ -22,8 +23,6 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 SCRIPT = "profiles/sum_loop_1000.py"
 MARKERS = [("<!-- walkthrough:1 -->", "<!-- /walkthrough:1 -->"), ("<!-- walkthrough:2 -->", "<!-- /walkthrough:2 -->")]
-TODO = "raise NotImplementedError('TODO: write the pullback of __main__.f(f64[1d])')"
-PULLBACK = "return (np.full_like(x, g),)"
 
 
 def _run(shown: str, args: list, cwd: str, out: list, quiet_stdout: bool = False) -> None:
@@ -43,13 +42,13 @@ def fresh() -> tuple[str, str]:
         first.append("")
         _run("adcli suggest", ["suggest"], tmp, first)
         first.append("")
-        _run("adcli export -o rules.py        # a skeleton: the forward pass filled in, the pullback a TODO",
-             ["export", "-o", "rules.py"], tmp, first)
+        _run(f"adcli export -o rules.py --script {SCRIPT}", ["export", "-o", "rules.py", "--script", SCRIPT], tmp,
+             first)
+        rules = (Path(tmp) / "rules.py").read_text()
+        start = rules.index("def f_pullback(")
+        second = ["$ sed -n '/def f_pullback/,/return/p' rules.py    # the pullback written for you"]
+        second += rules[start:rules.index("\n", rules.index("    return (", start))].splitlines()
         check = ["check", "rules.py", "--profile", "adcli-profile.json", "--script", SCRIPT]
-        _run(f"adcli {' '.join(check)}", check, tmp, first)
-        rules = Path(tmp) / "rules.py"
-        rules.write_text(rules.read_text().replace(TODO, PULLBACK))
-        second: list = []
         _run(f"adcli {' '.join(check)}", check, tmp, second)
         _run(f"adcli profile --rules rules.py -o after.json {SCRIPT} > /dev/null",
              ["-q", "profile", "--rules", "rules.py", "-o", "after.json", SCRIPT], tmp, second, quiet_stdout=True)

@@ -113,19 +113,17 @@ def synthesis_lines(c: Cost, synth, estimate: float) -> list[str]:
     if c.synthesis is None:
         return []
     if c.synthesis != "verified":
-        return [c.synthesis if len(c.synthesis) <= 160 else c.synthesis[:157] + "..."]
+        return [c.synthesis if len(c.synthesis) <= 96 else c.synthesis[:93] + "..."]
     if synth is None:
-        return ["written for you: a rule synthesized from its source passed its checks (`adcli export --script` "
-                "writes it); not timed in the program"]
-    spread = f" (90%: {duration(synth.low)} to {duration(synth.high)})" if synth.high > synth.low else ""
+        return ["a synthesized rule passed its checks (export --script writes it); not timed in the program"]
     if synth.point <= 0:
-        spread = f" (90%: {duration(max(-synth.high, 0.0))} to {duration(-synth.low)})" if spread else ""
-        return [f"written for you, but slower: the rule synthesized from its source costs {duration(-synth.point)} "
-                f"more per run in the program{spread}, measured; the saving needs a rule optimised by hand"]
-    more = f"; a rule optimised by hand: {duration(max(estimate - synth.point, 0.0))} more (estimated)" \
-        if estimate > synth.point else ""
-    return [f"written for you: the rule synthesized from its source (`adcli export --script`) saves "
-            f"{duration(synth.point)} per run in the program{spread}, measured{more}"]
+        spread = f" (90%: {duration(max(-synth.high, 0.0))} to {duration(-synth.low)})" if synth.high > synth.low else ""
+        return [f"synthesized rule (export --script): {duration(-synth.point)} per run slower, measured{spread}"]
+    spread = f" (90%: {duration(synth.low)} to {duration(synth.high)})" if synth.high > synth.low else ""
+    out = [f"synthesized rule (export --script): saves {duration(synth.point)} per run, measured{spread}"]
+    if estimate > synth.point:
+        out.append(f"a rule optimised by hand: {duration(estimate - synth.point)} more per run (estimated)")
+    return out
 
 
 def below_callees(c: Cost) -> str | None:

@@ -49,14 +49,15 @@ def synthesize_targets(chosen, samples: dict, script: str | None, *, given: bool
 
 
 def _one(sig, sample) -> Synthesized:
-    try:
-        func = original(sig.target)
-        synthesis = synthesize(func)
-    except (SynthesisError, AdcliError) as exc:
-        return Synthesized(None, f"not synthesized: {exc}")
     if sample is None or sig.kwargs:
         why = "keyword arguments" if sig.kwargs else "no sample of its arguments"
-        return Synthesized(None, f"synthesized but not verified ({why} in the profile), so not written")
+        return Synthesized(None, f"not synthesized: {why} in the profile (a rule is synthesized for the sample's "
+                                 f"signature and verified on it)")
+    try:
+        func = original(sig.target)
+        synthesis = synthesize(func, tuple(sample))  # for the signature the rule is declared for
+    except (SynthesisError, AdcliError) as exc:
+        return Synthesized(None, f"not synthesized: {exc}")
     try:
         report = verify(synthesis, tuple(sample))
     except GradientMismatch as exc:

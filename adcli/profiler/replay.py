@@ -218,11 +218,9 @@ def in_program(profile: Profile, by_id: dict, budget: float = 0.2, deadline: flo
 def _synthesized(fn, target: str, types: tuple, args: tuple, kwargs: dict) -> tuple:
     """(the rule synthesized for ``fn`` at this signature, out of the registry, or None; what
     became of it: "verified", or why not). Verified on the sample before it is timed."""
-    if kwargs:
-        return None, "not synthesized: called with keyword arguments"
     try:
-        synthesis = synthesize(fn, args)
-        agrees(synthesis, args)  # export runs the full check_rule before it writes the rule
+        synthesis = synthesize(fn, args, kwargs)
+        agrees(synthesis, args, kwargs)  # export runs the full check_rule before it writes the rule
         [rule] = register(target, types, synthesis.rule(), source="hand-written",
                           origin="adcli replay: synthesized")
     except SynthesisError as exc:

@@ -44,7 +44,7 @@ _WORDS = {
 
 
 
-def parse(func, args: tuple | None = None) -> Program:
+def parse(func, args: tuple | None = None, kwargs: dict | None = None) -> Program:
     """Read ``func``'s source into a :class:`Program`, or raise SynthesisError naming what is
     outside the subset. ``args``: arguments of the signature the rule is for (their kinds:
     kinds.py); without them nothing is assumed of the parameters."""
@@ -95,6 +95,7 @@ def parse(func, args: tuple | None = None) -> Program:
             prog.refuse(f"the name {ident} (the generated rule uses it for itself: rename it)", node)
     if args is not None:
         prog.param_kinds = {p: of_value(a) for p, a in zip(prog.params, args)}
+        prog.param_kinds.update({p: of_value(a) for p, a in (kwargs or {}).items() if p in prog.params})
     prog.scope = checker.scope
     analyse(prog)
     return prog

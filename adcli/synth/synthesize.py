@@ -43,8 +43,6 @@ class Synthesis:
         """The rule to declare: ``fwd``, its pullback's cotangents trimmed to the arguments a
         call passes by position (a parameter left to its default has none)."""
         fwd = self.load()
-        if not self.program.defaults:
-            return fwd
 
         def rule(*args, **kwargs):
             ans, pullback = fwd(*args, **kwargs)
@@ -57,11 +55,11 @@ class Synthesis:
         return self.namespace()["fwd"]
 
 
-def synthesize(func: Callable, args: tuple | None = None) -> Synthesis:
+def synthesize(func: Callable, args: tuple | None = None, kwargs: dict | None = None) -> Synthesis:
     """The rule of ``func`` by source transformation, or SynthesisError naming the first
     construct outside the subset (adcli.synth's docstring) and its ``file:line``. ``args``: a
     sample of the signature the rule is for: the kinds of its arguments (a float, an int, an
     array of n dimensions) let scalars' adjoints be written as plain arithmetic (kinds.py);
-    the rule is then for that signature only."""
-    program = parse(func, args)
+    the rule is then for that signature only (``kwargs``: its keyword arguments, if any)."""
+    program = parse(func, args, kwargs)
     return Synthesis(func, Generator(program).module(), program)

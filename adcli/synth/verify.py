@@ -40,20 +40,21 @@ def verify(synthesis: Synthesis, args: tuple, *, timing: bool = False, seed: int
             module.__dict__[func.__qualname__] = bound
 
 
-def agrees(synthesis: Synthesis, args: tuple, seed: int = 0) -> None:
+def agrees(synthesis: Synthesis, args: tuple, kwargs: dict | None = None, seed: int = 0) -> None:
     """The cheaper check the profiler's what-if makes before timing a synthesized rule: its
     value and its cotangents for one random output cotangent equal the engine's derived ones
     on ``args`` (rtol 1e-6). Raises GradientMismatch naming the argument; ``verify`` (check_rule)
     is what ``export`` runs before writing the rule."""
     func = synthesis.func
-    ans, pullback = synthesis.rule()(*args)
+    kwargs = kwargs or {}
+    ans, pullback = synthesis.rule()(*args, **kwargs)
     rng = np.random.default_rng(seed)
     leaves, unflatten = flatten(ans)
     g = unflatten([rng.standard_normal(np.shape(v)) if _is_float(v) else None for v in leaves])
     nums = tuple(k for k, a in enumerate(args) if any(_is_float(v) for v in flatten(a)[0]))
     if not nums:
         return
-    value, want = vjp(func, nums, g)(*args)
+    value, want = vjp(func, nums, g)(*args, **kwargs)
     got = [cotangent for k, cotangent in enumerate(pullback(g)) if k in nums]
     name = f"{func.__module__}.{func.__qualname__}"
     compare_gradients(name, [value], [ans], "the function's value", (0,), ["value"], who=("the rule", "the function"))
