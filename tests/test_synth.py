@@ -322,3 +322,38 @@ def test_scalar_adjoints_are_plain_arithmetic_for_the_signature_and_keep_no_valu
     for s in (general, special):
         np.testing.assert_allclose(s.load()(x)[1](1.0)[0], np.ones(9))
     verify(special, (x,))
+
+
+def test_a_callee_with_a_declared_rule_is_served_by_it_not_synthesized(tmp_path):
+    """A user function called by the synthesized one and made a dispatch point by a declared
+    rule: the caller's pullback goes through the engine, and the declared rule serves the call."""
+    import adcli.rules
+    from adcli.rules.dispatch import dispatch
+
+    calls = []
+
+    @adcli.rules.rule("test_synth:_callee", "f64[1d]", replace=True)
+    def _callee_rule(x):
+        def pullback(g):
+            calls.append(1)
+            return (2.0 * g * x,)
+        return _callee(x), pullback
+
+    try:
+        x = np.array([0.5, -1.0, 2.0])
+        outer = _make_caller(dispatch(_callee))
+        ans, pullback = synthesize(outer, (x,)).load()(x)
+        np.testing.assert_allclose(pullback(1.0)[0], 3.0 * 2.0 * x)
+        assert calls  # the declared rule's pullback ran
+    finally:
+        adcli.rules.unregister("test_synth:_callee")
+
+
+def _callee(x):
+    return x * x
+
+
+def _make_caller(callee):
+    def outer(x):
+        return np.sum(3.0 * callee(x))
+    return outer

@@ -331,9 +331,12 @@ _SYNTHESIZED = weakref.WeakKeyDictionary()  # a user's function -> {its argument
 
 def synthesized(f, args: tuple = ()):
     """The synthesized ``fwd`` of a user's function for arguments of the kinds of ``args`` (None
-    for NumPy's and SciPy's, and for a function outside the subset: the engine differentiates
-    those). One per function and kinds of arguments, made on first use."""
+    for NumPy's and SciPy's, for a function outside the subset, and for a dispatch point, which a
+    declared rule may serve: the engine differentiates those). One per function and kinds of
+    arguments, made on first use."""
     if not inspect.isfunction(f) or (getattr(f, "__module__", None) or "").split(".")[0] in ("numpy", "scipy", "adcli"):
+        return None
+    if hasattr(f, "__adcli_original__"):  # a dispatch point: a declared rule may serve it, through the engine
         return None
     key = tuple(map(of_value, args))
     per_kinds = _SYNTHESIZED.get(f)
