@@ -357,3 +357,46 @@ def _make_caller(callee):
     def outer(x):
         return np.sum(3.0 * callee(x))
     return outer
+
+
+def _pair(a, b):
+    return a * 2.0, b + 1.0
+
+
+def unpacked_in_a_loop(x, y, n):
+    for _ in range(n):
+        x, y = _pair(x, y)  # rewritten with a temporary of the rule's own: not the user's name
+    return np.sum(x * y)
+
+
+def _draw(x, rs):
+    return x * rs.standard_normal(x.shape)
+
+
+def draws(x, rs):
+    return np.sum(_draw(x, rs) * x)
+
+
+def draws_inline(x, rs):
+    return np.sum(x * rs.standard_normal(x.shape))
+
+
+def test_a_tuple_unpacking_in_a_loop_is_synthesized_and_random_draws_are_not_drawn_again():
+    """The unpacking's temporary is the rule's own name; a draw inside the function is refused
+    (the pullback would draw other numbers), one in a callee outside the subset is made again
+    from the generator's state at the call; the profiler's check gives each side its own copy."""
+    from adcli.synth.verify import agrees
+
+    args = (np.ones(3), np.arange(3.0), 3)
+    verify(synthesize(unpacked_in_a_loop, args), args)
+    gen = (np.linspace(0.1, 0.5, 4), np.random.default_rng(5))
+    with pytest.raises(SynthesisError, match=r"a random draw \(rs.standard_normal\)"):
+        synthesize(draws_inline, gen)
+    synthesis = synthesize(draws, gen)  # _draw is refused: served by the engine, made again at its state
+    agrees(synthesis, gen)
+    x, rs = gen[0], np.random.default_rng(5)
+    ans, pullback = synthesis.load()(x, rs)
+    np.testing.assert_allclose(pullback(1.0)[0], 2.0 * x * np.random.default_rng(5).standard_normal(4))
+    wrong = replace(synthesis, source=synthesis.source.replace("return _out,", "return _out + 1.0,"))
+    with pytest.raises(GradientMismatch, match="the synthesized rule's value differs from the function's"):
+        agrees(wrong, gen)

@@ -247,6 +247,13 @@ def leave() -> None:
 # rebinds the few names found, usually none.
 
 _OURS_BY_REAL = {id(_REAL[k]): _OURS[k] for k in _REAL}
+
+
+def list_aware(func):
+    """The engine's version of ``np.array``, ``np.asarray`` & co. (a list of traced values made
+    one traced array) for NumPy's own function, else ``func`` itself: for a caller that holds
+    NumPy's function object and calls it inside a gradient (a synthesized rule's call_vjp)."""
+    return _OURS_BY_REAL.get(id(func), func)
 _rebound: list = []  # (namespace, name, NumPy's function) rebound by the running gradient
 _bindings: dict = {}  # id(namespace) -> [namespace, its size when scanned, [names bound to NumPy's functions]]
 _found: list = []  # the entries of _bindings with names to rebind

@@ -95,6 +95,13 @@ def _dot(args, kws, g, ans):
     return {0: f"_dot_vjp(0, {g}, {a}, {b})", 1: f"_dot_vjp(1, {g}, {a}, {b})"}
 
 
+def _full(args, kws, g, ans):
+    if set(kws) - {"dtype", "order", "fill_value"}:
+        return None
+    fill = _arg(args, kws, 1, "fill_value")
+    return None if fill is None else {1: f"_unbroadcast({g}, {fill})", "fill_value": f"_unbroadcast({g}, {fill})"}
+
+
 def _repeat(args, kws, g, ans):
     return None  # many forms (a count per item): the engine's gradient
 
@@ -103,15 +110,15 @@ def _repeat(args, kws, g, ans):
 #: position (for the written adjoints' functions, after the array) and by name.
 INDEX_PARAMS = {np.roll: {1, 2}, np.where: {0}, np.stack: {1}, np.concatenate: {1}, np.sum: {1}, np.mean: {1},
                 np.max: {1}, np.min: {1}, np.amax: {1}, np.amin: {1}, np.reshape: {1}, np.squeeze: {1},
-                np.expand_dims: {1}, np.transpose: {1}}
-INDEX_NAMES = {"axis", "keepdims", "shift", "axes", "newshape", "shape"}
+                np.expand_dims: {1}, np.transpose: {1}, np.full: {0}, np.full_like: {0}}
+INDEX_NAMES = {"axis", "keepdims", "shift", "axes", "newshape", "shape", "dtype", "order"}
 
 #: NumPy function -> its written adjoint.
 CALLS = {
     np.roll: _roll, np.where: _where, np.stack: _stack, np.concatenate: _concatenate, np.sum: _sum,
     np.mean: _mean, np.max: _extremum, np.min: _extremum, np.amax: _extremum, np.amin: _extremum,
     np.reshape: _reshaped, np.squeeze: _reshaped, np.expand_dims: _reshaped, np.ravel: _reshaped,
-    np.transpose: _transpose, np.dot: _dot,
+    np.transpose: _transpose, np.dot: _dot, np.full: _full, np.full_like: _full,
 }
 #: Methods of an array (``x.sum(axis=0)``): the receiver is operand 0.
 METHODS = {

@@ -73,6 +73,7 @@ class Program:
     loop_vars: set = field(default_factory=set)
     mutables: set = field(default_factory=set)  # arrays written by subscript, lists appended to
     lists: set = field(default_factory=set)  # the mutables appended to
+    inplace: set = field(default_factory=set)  # names updated in place (y += e) that may hold an array
     active: set = field(default_factory=set)
     useful: set = field(default_factory=set)
     needed: set = field(default_factory=set)
@@ -260,6 +261,7 @@ def analyse(prog: Program) -> None:
                 if v is not None and t not in prog.active and is_active(prog, v):
                     prog.active.add(t)
                     changed = True
+    _check_inplace(prog, binds)
     _check_mutables(prog, binds)
     for s, pairs, _, _ in binds:
         for _, v in pairs:
@@ -269,11 +271,17 @@ def analyse(prog: Program) -> None:
                                 node)
                 if isinstance(node, ast.Call):
                     kind = prog.calls[id(node)]
-                    if kind[0] == "plain" and any(is_active(prog, a) for a in [*node.args, *(k.value for k in node.keywords)]):
+                    if kind[0] == "plain" and kind[1] is not builtins.len and \
+                            any(is_active(prog, a) for a in [*node.args, *(k.value for k in node.keywords)]):
                         prog.refuse(f"{ast.unparse(node.func)}(...) of a differentiable value (its gradient is "
                                     f"lost: use NumPy's function)", node)
         if isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Subscript) and is_active(prog, s.targets[0].slice):
             prog.refuse("an index computed from a differentiable value", s)
+        for _, v in pairs:
+            for node in ast.walk(v) if v is not None else ():
+                if isinstance(node, ast.Subscript) and is_active(prog, node.slice) and not is_active(prog, node.value):
+                    prog.refuse(f"a differentiable value used as an index ({ast.unparse(node)}): for np.r_ and np.c_, "
+                                f"use np.concatenate", node)
     prog.useful = {prog.output}
     changed = True
     while changed:  # a fixpoint: what a useful active name's values depend on is useful
@@ -292,8 +300,8 @@ def analyse(prog: Program) -> None:
                 if not is_write(s) and not is_append(s) and reads_answer(prog, v):
                     prog.needed.add(t)  # its value after the statement: the answer its VJP reads
                 prog.needed |= read_names(prog, v)
-                if is_write(s):  # the index
-                    prog.needed |= {n.id for n in ast.walk(s.targets[0].slice)
+                if is_write(s):  # the index, and the value (its shape: the written elements' adjoint is fitted to it)
+                    prog.needed |= {n.id for node in (s.targets[0].slice, v) for n in ast.walk(node)
                                     if isinstance(n, ast.Name) and n.id in prog.locals}
     prog.needed |= {m for m in prog.mutables if prog.adjoint(m)}  # restored write by write, append by append
     seen = set(prog.params)
@@ -314,7 +322,7 @@ def _check_mutables(prog: Program, binds) -> None:
     for s, pairs, _, _ in binds:
         if is_write(s) or is_append(s):
             prog.mutables.add(pairs[0][0])
-    if not prog.mutables:
+    if not prog.mutables and not prog.inplace:
         return
     lists = prog.lists = {pairs[0][0] for s, pairs, _, _ in binds if is_append(s)}
     for s, pairs, _, _ in binds:
@@ -349,11 +357,52 @@ def _check_mutables(prog: Program, binds) -> None:
                                     f"({ast.unparse(node)}): copy it", s)
 
 
+#: NumPy functions that may return a view of (or the very) array they are given.
+VIEWS = {np.reshape, np.ravel, np.transpose, np.squeeze, np.expand_dims, np.asarray, np.asanyarray,
+         np.ascontiguousarray, np.asfortranarray, np.atleast_1d, np.atleast_2d, np.atleast_3d, np.broadcast_to,
+         np.diagonal, np.moveaxis, np.swapaxes, np.real, np.imag, np.flip, np.fliplr, np.flipud, np.rot90, np.split,
+         np.array_split, np.hsplit, np.vsplit, np.dsplit, np.require, np.matrix_transpose}
+
+
+def _check_inplace(prog: Program, binds) -> None:
+    """``y += e`` runs in place when y holds an array: y must not be an argument (the caller's
+    array would change), and every binding of y must make a new value, so that no other name can
+    refer to the array the update changes (the aliasing checks of the mutables then apply to it)."""
+    for s, pairs, _, _ in binds:
+        if getattr(s, "aug", None) is None:
+            continue
+        y = pairs[0][0]
+        if kind_of(prog, ast.Name(y, ast.Load()), prog.kinds) in (SCALAR, INT):
+            continue  # a number: updated by rebinding, as the rule does
+        if y in prog.params:
+            prog.refuse(f"an in-place update of the argument {y} (it would change its caller's array): "
+                        f"write {y} = {ast.unparse(s.value)}", s)
+        prog.inplace.add(y)
+    for s, pairs, _, _ in binds:
+        for t, v in pairs:
+            if t in prog.inplace and v is not None and getattr(s, "aug", None) is None and not is_write(s) \
+                    and not is_append(s) and not _new_value(prog, v) and kind_of(prog, v, prog.kinds) not in (SCALAR, INT):
+                prog.refuse(f"{t} = {ast.unparse(v)} and then {t} updated in place: the update would change the "
+                            f"array {ast.unparse(v)} refers to as well: write {t} = {t} + ... (or copy it)", s)
+
+
+def _new_value(prog: Program, v) -> bool:
+    """Whether ``v`` makes a value nothing else refers to: a number, arithmetic, a ufunc, a sum,
+    a copy, a NumPy function that returns a new array."""
+    if isinstance(v, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.List, ast.Tuple)):
+        return True
+    if isinstance(v, ast.Call):
+        kind = prog.calls[id(v)]
+        return kind[0] in ("ufunc", "sum", "plain") or kind == ("method", "copy") or \
+            kind[0] == "method" and kind[1] in NEW_ARRAY_METHODS or kind[0] == "call" and kind[1] not in VIEWS
+    return False
+
+
 def _may_alias(prog: Program, v) -> bool:
     """Whether the value of ``v`` may be (a view of) a mutable: the mutable itself, an index of
     one, ``.T``, a method or a NumPy function that may return a view of its argument."""
     if isinstance(v, ast.Name):
-        return v.id in prog.mutables
+        return v.id in prog.mutables or v.id in prog.inplace
     if isinstance(v, ast.Subscript):  # a list's item is never written into (its list is appended to)
         return not (isinstance(v.value, ast.Name) and v.value.id in prog.lists) and _may_alias(prog, v.value)
     if isinstance(v, ast.Attribute):

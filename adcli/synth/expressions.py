@@ -111,7 +111,7 @@ class Expressions:
                 expr = f"[{', '.join(items)}]" if isinstance(node, ast.List) else \
                     f"({', '.join(items)}{',' if len(items) == 1 else ''})"
             elif isinstance(node, ast.Attribute):  # .T
-                expr = f"{self.values(node.value, None, vals, out, want=False)}.T"
+                expr = f"{self.values(node.value, None, vals, out)}.T"
             elif id(node) in self.pushes:  # its answer, kept with its pullback (its operands' for their adjoints)
                 for a in [*node.args, *(k.value for k in node.keywords)]:
                     self.values(a, None, vals, out, want=False)

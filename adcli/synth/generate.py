@@ -71,15 +71,21 @@ class Generator(Expressions):
                     out.append(f"{ind}{self.stack(y)}.append(_saved({ast.unparse(s.targets[0])}))")
                 out.append(ind + self.with_pushes(s))
             elif isinstance(s, (ast.Assign, ast.Expr)):
+                aug = getattr(s, "aug", None)  # y += e: run as written (in place for an array: its old value copied)
                 for t, _ in pairs_of(s):
                     if pushed(prog, s, t):
-                        out.append(f"{ind}{self.stack(t)}.append({t})")
-                out.append(ind + self.with_pushes(s))
+                        out.append(f"{ind}{self.stack(t)}.append({f'_saved({t})' if aug is not None else t})")
+                out.append(ind + self.with_pushes(s, aug))
             elif isinstance(s, ast.Pass):
                 out.append(ind + "pass")
             elif not self.relevant(s):  # nothing in it is reversed: run it as written
                 out += [ind + line for line in ast.unparse(s).splitlines()]
             elif isinstance(s, ast.For):
+                if s.target.id in prog.needed:  # read after the loop too: its value before the loop, restored after
+                    out.append(f"{ind}{self.stack(s.target.id)}.append({s.target.id})")
+                if not self.body_relevant(s):
+                    out += [ind + line for line in ast.unparse(s).splitlines()]
+                    continue
                 k = self.label(s)
                 out += [f"{ind}_range{k} = {ast.unparse(s.iter)}", f"{ind}for {s.target.id} in _range{k}:"]
                 out += self.forward(s.body, depth + 1, ind + "    ")
@@ -98,20 +104,21 @@ class Generator(Expressions):
                 self.keep(f"_branch{k}", f"_branches{k}", depth, out, ind)
         return out
 
-    def with_pushes(self, s) -> str:
+    def with_pushes(self, s, shown=None) -> str:
         """The statement as written, save that a call of the user's own function whose value the
         pullback differentiates runs through its rule, keeping its pullback on a stack
         (``_push(_calls1, f, x)``): the pullback neither runs it again nor traces it."""
         prog = self.prog
         live = [v for t, v in pairs_of(s) if prog.adjoint(t) and is_active(prog, v)]
         calls = [n for v in live for n in self.reached(v) if isinstance(n, ast.Call) and prog.calls[id(n)][0] == "user"]
+        shown = s if shown is None else shown
         if not calls:
-            return ast.unparse(s)
+            return ast.unparse(shown)
         for n in calls:
             name = f"_calls{len(self.pushes) + 1}"
             self.pushes[id(n)] = name
             self.stacks.append(name)
-        return ast.unparse(self.rebuilt(s))
+        return ast.unparse(self.rebuilt(shown))
 
     def rebuilt(self, node):
         """A copy of ``node`` with the calls in ``pushes`` made through ``_push`` (the program's
@@ -136,9 +143,12 @@ class Generator(Expressions):
             return prog.adjoint(t) or t in prog.needed
         if isinstance(s, ast.Assign):
             return any(prog.adjoint(t) or pushed(prog, s, t) for t, _ in pairs_of(s))
-        if isinstance(s, (ast.For, ast.While, ast.If)):
-            return any(self.relevant(b) for b in s.body + getattr(s, "orelse", []))
-        return False
+        if isinstance(s, ast.For) and s.target.id in prog.needed:
+            return True  # its variable's value before the loop is restored
+        return self.body_relevant(s) if isinstance(s, (ast.For, ast.While, ast.If)) else False
+
+    def body_relevant(self, s) -> bool:
+        return any(self.relevant(b) for b in s.body + getattr(s, "orelse", []))
 
     # --- pullback ------------------------------------------------------------------------
 
@@ -156,11 +166,14 @@ class Generator(Expressions):
             elif isinstance(s, ast.Assign):
                 out += [ind + line for line in self.reverse_assign(s)]
             elif isinstance(s, ast.For):
-                k = self.label(s)
-                if depth:
-                    out.append(f"{ind}_range{k} = _ranges{k}.pop()")
-                out.append(f"{ind}for {s.target.id} in reversed(_range{k}):")
-                out += self.backward(s.body, depth + 1, inner) or [inner + "pass"]
+                if self.body_relevant(s):
+                    k = self.label(s)
+                    if depth:
+                        out.append(f"{ind}_range{k} = _ranges{k}.pop()")
+                    out.append(f"{ind}for {s.target.id} in reversed(_range{k}):")
+                    out += self.backward(s.body, depth + 1, inner) or [inner + "pass"]
+                if s.target.id in self.prog.needed:
+                    out.append(f"{ind}{s.target.id} = _stack_{s.target.id}.pop()")
             elif isinstance(s, ast.While):
                 k = self.label(s)
                 if depth:
@@ -224,7 +237,7 @@ class Generator(Expressions):
         if g is not None and g != "_":
             vals: dict = {}
             self.values(v, None, vals, out, want=True)
-            self.give(v, f"_unbroadcast({g}, {vals[id(v)]})", vals, out)
+            self.give(v, f"_fit({g}, {vals[id(v)]})", vals, out)
         return out
 
     def reverse_append(self, s) -> list:
@@ -257,7 +270,7 @@ class Generator(Expressions):
         fwd_body = self.forward(prog.body, 0, "    ")
         bwd_body = self.backward(prog.body, 0, "    ")
         params = prog.params
-        saved = sorted(prog.needed - set(params) - prog.loop_vars)
+        saved = sorted(prog.needed - set(params))
         bound_first = {t for s, pairs, _, _ in assignments(prog.body) if id(s) in prog.first_defs for t, _ in pairs}
         prebound = [n for n in saved if n not in bound_first]
         carried = params + saved + self.stacks + self.carried
@@ -300,5 +313,5 @@ class Generator(Expressions):
 
 
 
-RUNTIME = ("call_vjp", "copy", "pull", "push", "cotangent", "dot_vjp", "item", "method_vjp", "own", "saved", "scatter", "spread",
-           "take", "take_last", "to_extrema", "unbroadcast", "unconcatenate", "unstack")
+RUNTIME = ("call_vjp", "copy", "pull", "push", "cotangent", "dot_vjp", "fit", "item", "method_vjp", "own", "saved",
+           "scatter", "spread", "take", "take_last", "to_extrema", "unbroadcast", "unconcatenate", "unstack")

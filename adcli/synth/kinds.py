@@ -43,7 +43,7 @@ def infer(prog, param_kinds: dict, scope: dict, binds: list) -> dict:
             k = of_value(scope[node.id])
             if k is not None:
                 kinds.setdefault(node.id, k)
-    bound = {t for _, pairs, _, _ in binds for t, _ in pairs} - set(param_kinds)
+    bound = {t for _, pairs, _, _ in binds for t, _ in pairs}  # a parameter rebound too: its kind is every value's
     for t in bound:
         kinds[t] = _TOP
     for _ in range(20):
@@ -61,6 +61,8 @@ def infer(prog, param_kinds: dict, scope: dict, binds: list) -> dict:
                         found.append(None)  # a list appended to, an array written into: not a scalar
                     else:
                         found.append(kind_of(prog, v, kinds))
+            if t in prog.params:  # a parameter's own value: its kind from the signature, else not known
+                found.append(param_kinds.get(t))
             concluded = [k for k in found if k != _TOP]
             new[t] = _TOP if not concluded else concluded[0] if all(k == concluded[0] for k in concluded) else None
         if new == kinds:
@@ -76,6 +78,17 @@ def kind_of(prog, node, kinds: dict):
         return INT if type(v) in (int, bool) else SCALAR if type(v) is float else None
     if isinstance(node, ast.Name):
         return kinds.get(node.id)
+    if isinstance(node, ast.Attribute) and node.attr not in ("T", "shape", "ndim", "size", "dtype"):
+        base, names = node, []  # np.pi: a constant of a module or a global
+        while isinstance(base, ast.Attribute):
+            names.append(base.attr)
+            base = base.value
+        if isinstance(base, ast.Name) and base.id not in prog.locals and base.id in prog.scope:
+            value = prog.scope[base.id]
+            for name in reversed(names):
+                value = getattr(value, name, None)
+            return of_value(value)
+        return None
     if isinstance(node, ast.Subscript):
         base = kind_of(prog, node.value, kinds)
         if not (isinstance(base, tuple) and base[0] == "array"):

@@ -11,23 +11,37 @@ array is written in place only by ``scatter`` and ``take``, and only once the pu
 
 from __future__ import annotations
 
+import copy as copy_module
 import inspect
 import numbers
 import weakref
 
 import numpy as np
 
+from ..engine import lists
 from ..engine.grad import vjp as _engine_vjp
-from ..engine.sums import unbroadcast
+from ..engine.sums import unbroadcast as _engine_unbroadcast
 from ..errors import SynthesisError
 from .kinds import of_value
 from .synthesize import synthesize
 
-__all__ = ["Sparse", "call_vjp", "copy", "cotangent", "dot_vjp", "item", "method_vjp", "own", "saved", "scatter",
+__all__ = ["Sparse", "call_vjp", "copy", "cotangent", "dot_vjp", "fit", "item", "method_vjp", "own", "saved", "scatter",
            "spread", "take", "take_last", "to_extrema", "unbroadcast", "unconcatenate", "unstack"]
 
 ndarray = np.ndarray
 _CONTAINERS = (list, tuple, dict)
+
+
+def unbroadcast(c, x):
+    """A cotangent summed back to its operand's shape (the engine's unbroadcast). A zero
+    adjoint (0.0: a branch not taken, a loop run zero times) that met a broadcasting VJP may
+    come with fewer elements than the operand: zeros of its shape. Anything else that does not
+    fit is an error, never a cotangent of the wrong shape."""
+    if type(x) is ndarray and type(c) is ndarray and c.shape != x.shape and (c.ndim < x.ndim or c.size < x.size):
+        if not c.any():
+            return np.zeros(x.shape, c.dtype if x.dtype.kind not in "fc" else x.dtype)
+        return np.broadcast_to(c, x.shape)  # raises for a cotangent that does not fit
+    return _engine_unbroadcast(c, x)
 
 
 class Sparse(dict):
@@ -67,8 +81,11 @@ def dense(d, like):
     if isinstance(like, _CONTAINERS):
         items = like.items() if isinstance(like, dict) else enumerate(like)
         out = {k: dense(item(d, k), v) for k, v in items}
-        return out if isinstance(like, dict) else type(like)(out.values()) if isinstance(like, tuple) \
-            else list(out.values())
+        if isinstance(like, dict):
+            return out
+        if isinstance(like, tuple):  # a named tuple (np.linalg.eigh's) as a plain one: the engine's pytree
+            return tuple(out.values())
+        return list(out.values())
     if isinstance(d, Sparse):
         raise SynthesisError(f"the adjoint of a container for a value of type {type(like).__name__}")
     if isinstance(like, ndarray) and np.shape(d) != like.shape:
@@ -109,7 +126,9 @@ def _owned(d, x):
     if type(d) is ndarray and d.shape == np.shape(x) and d.flags.writeable:
         return d
     x = np.asarray(x)
-    return np.zeros(x.shape, x.dtype if x.dtype.kind in "fc" else float) + d
+    out = np.zeros(x.shape, x.dtype if x.dtype.kind in "fc" else float)
+    out += d  # in place: a 0-d array stays an array (0-d + a scalar would be a scalar)
+    return out
 
 
 def scatter(d, x, i, c):
@@ -182,7 +201,10 @@ def cotangent(d, x):
     if isinstance(d, Sparse):
         raise SynthesisError(f"the adjoint of a container for an argument of type {type(x).__name__}")
     if isinstance(x, ndarray):
-        return unbroadcast(d, x) if x.dtype.kind in "fc" else None
+        if x.dtype.kind not in "fc":
+            return None
+        c = unbroadcast(d, x)
+        return c if type(c) is ndarray and c.dtype == x.dtype else np.asarray(c, dtype=x.dtype)
     if isinstance(x, (float, complex, np.floating, np.complexfloating)):
         return x.dtype.type(d) if isinstance(x, np.generic) and np.ndim(d) == 0 else d
     return None
@@ -219,9 +241,22 @@ def unstack(g, axis):
 
 
 def unconcatenate(g, parts, axis):
-    """The adjoint of the sequence ``np.concatenate`` was given: g cut where the parts meet."""
+    """The adjoint of the sequence ``np.concatenate`` was given: g cut where the parts meet (with
+    ``axis=None`` the parts were flattened first)."""
+    if axis is None:
+        cuts = np.cumsum([np.size(p) for p in parts])[:-1]
+        return Sparse((k, np.reshape(c, np.shape(p))) for k, (c, p) in enumerate(zip(np.split(g, cuts), parts)))
     cuts = np.cumsum([np.shape(p)[axis] for p in parts])[:-1]
     return Sparse(enumerate(np.split(g, cuts, axis=axis)))
+
+
+def fit(c, v):
+    """The cotangent of a write's value ``v`` from the written elements' ``c``: NumPy's
+    assignment drops v's leading axes of length 1 and broadcasts it over the elements, so c is
+    given them back, then summed to v's shape."""
+    if type(v) is ndarray and type(c) is ndarray and v.ndim > c.ndim:
+        c = np.reshape(c, (1,) * (v.ndim - c.ndim) + c.shape)
+    return unbroadcast(c, v)
 
 
 def dot_vjp(k: int, g, a, b):
@@ -261,6 +296,7 @@ def call_vjp(f, args: tuple, kwargs: dict, argnums: tuple, g) -> tuple:
     if not wanted:
         return (0.0,) * len(argnums)
     got: dict = {}
+    f = lists.list_aware(f)  # np.asarray of a list of values: the engine's own version
     fwd = synthesized(f, args)
     if fwd is not None:
         ans, pullback = fwd(*args, **kwargs)
@@ -290,13 +326,26 @@ def push(stack: list, f, *args, **kwargs):
     pullback, f)`` on ``stack`` for the pullback (``pull``); a function outside the subset is
     called as it is and kept with its arguments (``pull`` then takes the engine's gradient)."""
     fwd = synthesized(f, args)
-    if fwd is None:
+    if fwd is None:  # differentiated later by running it again: a generator it draws from, as it is now
+        kept = (_generators_copied(args), _generators_copied(kwargs))
         ans = f(*args, **kwargs)
-        stack.append((ans, (args, kwargs), f))
+        stack.append((ans, kept, f))
     else:
         ans, pullback = fwd(*args, **kwargs)
         stack.append((ans, pullback, f))
     return ans
+
+
+def _generators_copied(tree):
+    """``tree`` with each random generator in it copied (its state now): a call made again with
+    it draws the same numbers. Arrays are kept as they are."""
+    if isinstance(tree, (np.random.Generator, np.random.RandomState)):
+        return copy_module.deepcopy(tree)
+    if isinstance(tree, dict):
+        return {k: _generators_copied(v) for k, v in tree.items()}
+    if isinstance(tree, (list, tuple)) and not hasattr(tree, "_fields"):
+        return type(tree)(_generators_copied(v) for v in tree)
+    return tree
 
 
 def pull(kept: tuple, g, argnums: tuple) -> tuple:

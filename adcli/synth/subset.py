@@ -21,10 +21,15 @@ from .analysis import PLAIN_ATTRS, PLAIN_BUILTINS, Program, analyse, closure_val
 from .kinds import of_value
 
 # Names the generated module uses for itself; a function using one is refused (it would be shadowed).
-RESERVED = re.compile(r"^(_np|_special|_push|_pull|_spread|_to_extrema|_unstack|_unconcatenate|_dot_vjp|_UFUNCS|"
+RESERVED = re.compile(r"^(_np|_special|_fit|_push|_pull|_spread|_to_extrema|_unstack|_unconcatenate|_dot_vjp|_UFUNCS|"
                       r"_unbroadcast|_scatter|_cotangent|_own|_take|_take_last|_item|_saved|_copy|_call_vjp|"
                       r"_method_vjp|fwd|pullback|_vjp_\w+|_stack_\w+|"
                       r"_(count|counts|range|ranges|branch|branches|step|calls|t|g|c|i|u)\d+|_out|_d_out|d_\w+)$")
+
+#: What a random generator draws with (np.random.Generator's and RandomState's methods): a method of
+#: that name is taken for a draw whatever its receiver (an array has none of them).
+RANDOM_METHODS = {name for cls in (np.random.Generator, np.random.RandomState) for name in dir(cls)
+                  if not name.startswith("_")} - {"bit_generator", "spawn", "get_state", "set_state", "seed"}
 
 _WORDS = {
     ast.ListComp: "a list comprehension", ast.SetComp: "a set comprehension", ast.DictComp: "a dict comprehension",
@@ -70,6 +75,12 @@ def parse(func, args: tuple | None = None, kwargs: dict | None = None) -> Progra
     if fdef.decorator_list:
         prog.refuse("a decorated function (its decorators would not run)", fdef)
     prog.params = [p.arg for p in a.posonlyargs + a.args]
+    # the user's own names, before the rewritten statements bring the generated ones (_u1, _i1)
+    for node in ast.walk(fdef):
+        ident = node.id if isinstance(node, ast.Name) else node.arg if isinstance(node, ast.arg) else None
+        if ident is not None and RESERVED.match(ident):
+            prog.refuse(f"the name {ident} (the generated rule uses it for itself: rename it)", node)
+
     checker = _Checker(prog)
     for d in a.defaults:
         checker.expr(d)
@@ -89,10 +100,6 @@ def parse(func, args: tuple | None = None, kwargs: dict | None = None) -> Progra
         prog.output = "_out"
         out = ast.copy_location(ast.Assign([ast.Name("_out", ast.Store())], value), ret)
         prog.body.append(out)
-    for node in ast.walk(fdef):
-        ident = node.id if isinstance(node, ast.Name) else node.arg if isinstance(node, ast.arg) else None
-        if ident is not None and RESERVED.match(ident):
-            prog.refuse(f"the name {ident} (the generated rule uses it for itself: rename it)", node)
     if args is not None:
         prog.param_kinds = {p: of_value(a) for p, a in zip(prog.params, args)}
         prog.param_kinds.update({p: of_value(a) for p, a in (kwargs or {}).items() if p in prog.params})
@@ -164,9 +171,13 @@ class _Checker:
                 target, read = s.target, ast.Subscript(s.target.value, s.target.slice, ast.Load())
             else:
                 prog.refuse("an in-place update of an attribute", s)
-            # y += e is y = y + e: a new value, never an in-place write (a saved value stays intact)
+            # reversed as y = y + e; the forward runs it as written (in place for an array: analysis.py
+            # checks that nothing else refers to that array)
             value = _copy_loc(ast.BinOp(read, s.op, s.value), s)
-            return self.stmt(_copy_loc(ast.Assign([target], value), s))
+            out = self.stmt(_copy_loc(ast.Assign([target], value), s))
+            if isinstance(s.target, ast.Name):
+                out[0].aug = s
+            return out
         if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Attribute) \
                 and s.value.func.attr == "append" and isinstance(s.value.func.value, ast.Name) \
                 and s.value.func.value.id in self.local_names:
@@ -290,6 +301,9 @@ class _Checker:
             if node.func.attr == "append":
                 prog.refuse(f"{text}(...) inside an expression (only as a statement on a list the function made)",
                             node)
+            if node.func.attr in RANDOM_METHODS:
+                prog.refuse(f"a random draw ({text}): the pullback would draw other numbers; draw outside the "
+                            f"function and pass the draw in", node)
             prog.calls[id(node)] = ("method", node.func.attr)
             self.expr(node.func.value)
         else:
@@ -304,6 +318,8 @@ class _Checker:
                 prog.calls[id(node)] = ("sum",)
             elif f in PLAIN_BUILTINS:
                 prog.calls[id(node)] = ("plain", f)
+            elif module.startswith("numpy.ma") or isinstance(f, type) and issubclass(f, np.ma.MaskedArray):
+                prog.refuse(f"a masked array ({text}): its masked entries would be differentiated", node)
             elif module.startswith("numpy.random") or isinstance(getattr(f, "__self__", None),
                                                                  (np.random.Generator, np.random.RandomState)):
                 prog.refuse(f"a random draw ({text}): draw it outside the function and pass it in", node)
