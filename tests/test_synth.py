@@ -246,7 +246,13 @@ def unpacked(x):
     return np.sum(a * np.cos(b))
 
 
+def moments(x, w):
+    z = (x - np.mean(x, axis=0)) / (np.std(x, axis=0) + 0.1)
+    return np.sum(z * w) + np.var(x, ddof=1) + np.sum(x.std(axis=1, keepdims=True) * x)
+
+
 WIDER = [
+    (moments, (rng.standard_normal((5, 3)), rng.standard_normal(3))),
     (fancy, (rng.standard_normal(5), np.array([0, 2, 2, 4, 0]))),
     (slices_and_kwargs, (rng.standard_normal((3, 4)), rng.standard_normal((4, 2)))),
     (written, (rng.standard_normal((3, 4)), 0.7)),

@@ -77,6 +77,18 @@ def _extremum(args, kws, g, ans):
     return {0: f"_to_extrema({g}, {ans}, {args[0]}, {axis}, {keep})"}
 
 
+def _moment(std: bool):
+    def adjoint(args, kws, g, ans):
+        if set(kws) - {"axis", "keepdims", "ddof"} or len(args) > 2:
+            return None
+        axis, keep = _arg(args, kws, 1, "axis", "None"), kws.get("keepdims", "False")
+        ddof = kws.get("ddof", "0")
+        answer = f", {ans}" if std else ""
+        return {0: f"_spread_moment({g}, {args[0]}, {axis}, {keep}, {ddof}{answer})"}
+    adjoint.reads_answer = std  # the std's adjoint divides by it
+    return adjoint
+
+
 def _reshaped(args, kws, g, ans):
     return {0: f"_np.reshape({g}, _np.shape({args[0]}))"}
 
@@ -110,22 +122,29 @@ def _repeat(args, kws, g, ans):
 #: position (for the written adjoints' functions, after the array) and by name.
 INDEX_PARAMS = {np.roll: {1, 2}, np.where: {0}, np.stack: {1}, np.concatenate: {1}, np.sum: {1}, np.mean: {1},
                 np.max: {1}, np.min: {1}, np.amax: {1}, np.amin: {1}, np.reshape: {1}, np.squeeze: {1},
-                np.expand_dims: {1}, np.transpose: {1}, np.full: {0}, np.full_like: {0}}
-INDEX_NAMES = {"axis", "keepdims", "shift", "axes", "newshape", "shape", "dtype", "order"}
+                np.expand_dims: {1}, np.transpose: {1}, np.full: {0}, np.full_like: {0}, np.var: {1},
+                np.std: {1}}
+INDEX_NAMES = {"axis", "keepdims", "shift", "axes", "newshape", "shape", "dtype", "order", "ddof"}
 
 #: NumPy function -> its written adjoint.
 CALLS = {
     np.roll: _roll, np.where: _where, np.stack: _stack, np.concatenate: _concatenate, np.sum: _sum,
     np.mean: _mean, np.max: _extremum, np.min: _extremum, np.amax: _extremum, np.amin: _extremum,
     np.reshape: _reshaped, np.squeeze: _reshaped, np.expand_dims: _reshaped, np.ravel: _reshaped,
-    np.transpose: _transpose, np.dot: _dot, np.full: _full, np.full_like: _full,
+    np.transpose: _transpose, np.dot: _dot, np.full: _full, np.full_like: _full, np.var: _moment(False),
+    np.std: _moment(True),
 }
 #: Methods of an array (``x.sum(axis=0)``): the receiver is operand 0.
 METHODS = {
     "sum": _sum, "mean": _mean, "max": _extremum, "min": _extremum, "ravel": _reshaped, "flatten": _reshaped,
-    "squeeze": _reshaped, "dot": _dot,
+    "squeeze": _reshaped, "dot": _dot, "var": _moment(False), "std": _moment(True),
 }
 READS_ANSWER = {_extremum}
+
+
+def reads_answer(kind: tuple) -> bool:
+    entry = CALLS.get(kind[1]) if kind[0] == "call" else METHODS.get(kind[1]) if kind[0] == "method" else None
+    return entry in READS_ANSWER or getattr(entry, "reads_answer", False)
 
 
 def written(kind: tuple, args: list, kws: dict, g: str, ans: str):
@@ -138,10 +157,6 @@ def written(kind: tuple, args: list, kws: dict, g: str, ans: str):
     except (IndexError, KeyError):
         return None
 
-
-def reads_answer(kind: tuple) -> bool:
-    entry = CALLS.get(kind[1]) if kind[0] == "call" else METHODS.get(kind[1]) if kind[0] == "method" else None
-    return entry in READS_ANSWER
 
 
 def holds_no_gradient(kind: tuple, key) -> bool:

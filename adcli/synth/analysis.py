@@ -44,6 +44,10 @@ BINARY = {ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply, ast.Div:
           ast.MatMult: np.matmul}
 UNARY = {ast.USub: np.negative, ast.UAdd: np.positive}
 
+#: What generated code imports from runtime.py (as ``_name``).
+RUNTIME = ("call_vjp", "copy", "pull", "push", "cotangent", "dot_vjp", "fit", "item", "method_vjp", "own", "saved",
+           "scatter", "spread", "spread_moment", "take", "take_last", "to_extrema", "unbroadcast", "unconcatenate", "unstack")
+
 #: Calls that make a new array (or list) nothing else refers to: what a mutable is bound to.
 FRESH = {np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.array,
          np.copy, np.arange, np.linspace, np.eye, np.identity}

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 
 from .analysis import (
+    RUNTIME,
     Program,
     assignments,
     is_active,
@@ -313,5 +314,4 @@ class Generator(Expressions):
 
 
 
-RUNTIME = ("call_vjp", "copy", "pull", "push", "cotangent", "dot_vjp", "fit", "item", "method_vjp", "own", "saved",
-           "scatter", "spread", "take", "take_last", "to_extrema", "unbroadcast", "unconcatenate", "unstack")
+

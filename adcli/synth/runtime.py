@@ -26,7 +26,7 @@ from .kinds import of_value
 from .synthesize import synthesize
 
 __all__ = ["Sparse", "call_vjp", "copy", "cotangent", "dot_vjp", "fit", "item", "method_vjp", "own", "saved", "scatter",
-           "spread", "take", "take_last", "to_extrema", "unbroadcast", "unconcatenate", "unstack"]
+           "spread", "spread_moment", "take", "take_last", "to_extrema", "unbroadcast", "unconcatenate", "unstack"]
 
 ndarray = np.ndarray
 _CONTAINERS = (list, tuple, dict)
@@ -223,6 +223,18 @@ def spread(g, x, axis, keepdims: bool, mean: bool = False):
     if mean:
         out = out * (np.size(g) / max(int(np.prod(shape)), 1))
     return out
+
+
+def spread_moment(g, x, axis, keepdims: bool, ddof=0, std=None):
+    """The cotangent of ``x`` for ``np.var(x, axis, ddof=...)``, or for ``np.std`` given its
+    answer ``std``: g times the deviations from the mean, 2 / (n - ddof) (over 2 std for std)."""
+    x = np.asarray(x)
+    n = x.size if axis is None else int(np.prod([x.shape[a] for a in np.atleast_1d(axis)]))
+    if axis is not None and not keepdims:
+        g = np.expand_dims(g, axis)
+        std = None if std is None else np.expand_dims(std, axis)
+    d = (x - x.mean(axis=axis, keepdims=True)) * (2.0 / (n - ddof))
+    return d * (g if std is None else g / (2.0 * std))
 
 
 def to_extrema(g, ans, x, axis, keepdims: bool):

@@ -17,13 +17,12 @@ import numpy as np
 
 from ..engine.registry import UFUNCS
 from ..errors import SynthesisError
-from .analysis import PLAIN_ATTRS, PLAIN_BUILTINS, Program, analyse, closure_values
+from .analysis import PLAIN_ATTRS, PLAIN_BUILTINS, RUNTIME, Program, analyse, closure_values
 from .kinds import of_value
 
 # Names the generated module uses for itself; a function using one is refused (it would be shadowed).
-RESERVED = re.compile(r"^(_np|_special|_fit|_push|_pull|_spread|_to_extrema|_unstack|_unconcatenate|_dot_vjp|_UFUNCS|"
-                      r"_unbroadcast|_scatter|_cotangent|_own|_take|_take_last|_item|_saved|_copy|_call_vjp|"
-                      r"_method_vjp|fwd|pullback|_vjp_\w+|_stack_\w+|"
+RESERVED = re.compile(r"^(_np|_special|_UFUNCS|_push|_pull|" + "|".join(f"_{name}" for name in RUNTIME) +
+                      r"|fwd|pullback|_vjp_\w+|_stack_\w+|"
                       r"_(count|counts|range|ranges|branch|branches|step|calls|t|g|c|i|u)\d+|_out|_d_out|d_\w+)$")
 
 #: What a random generator draws with (np.random.Generator's and RandomState's methods): a method of
