@@ -23,18 +23,12 @@ def _arg(args: list, kws: dict, i: int, name: str, default=None):
     return kws.get(name, default)
 
 
-def _negated(text: str) -> str:
-    if text.lstrip("-").isdigit():
-        return text[1:] if text.startswith("-") else f"-{text}"
-    return f"_np.negative({text})"
-
-
 def _roll(args, kws, g, ans):
     if len(args) < 2 or set(kws) - {"axis", "shift"}:
         return None
     axis = _arg(args, kws, 2, "axis")
     tail = f", axis={axis}" if axis is not None else ""
-    return {0: f"_np.roll({g}, {_negated(args[1])}{tail})"}
+    return {0: f"_roll_back({g}, {args[1]}{tail})"}
 
 
 def _where(args, kws, g, ans):
@@ -90,14 +84,12 @@ def _moment(std: bool):
 
 
 def _reshaped(args, kws, g, ans):
-    return {0: f"_np.reshape({g}, _np.shape({args[0]}))"}
+    return {0: f"_reshape_back({g}, {args[0]})"}
 
 
 def _transpose(args, kws, g, ans):
     axes = _arg(args, kws, 1, "axes")
-    if axes is None:
-        return {0: f"_np.transpose({g})"}
-    return {0: f"_np.transpose({g}, _np.argsort({axes}))"}
+    return {0: f"_transpose_back({g})" if axes is None else f"_transpose_back({g}, {axes})"}
 
 
 def _dot(args, kws, g, ans):

@@ -46,7 +46,8 @@ UNARY = {ast.USub: np.negative, ast.UAdd: np.positive}
 
 #: What generated code imports from runtime.py (as ``_name``).
 RUNTIME = ("call_vjp", "copy", "pull", "push", "cotangent", "dot_vjp", "fit", "item", "method_vjp", "own", "saved",
-           "scatter", "spread", "spread_moment", "take", "take_last", "to_extrema", "unbroadcast", "unconcatenate", "unstack")
+           "scatter", "spread", "spread_moment", "roll_back", "reshape_back", "transpose_back", "take", "take_last",
+           "to_extrema", "unbroadcast", "unconcatenate", "unstack")
 
 #: Calls that make a new array (or list) nothing else refers to: what a mutable is bound to.
 FRESH = {np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.array,
@@ -317,8 +318,7 @@ def analyse(prog: Program) -> None:
 
 
 #: Methods of an array that make a new one (a mutable may call them; reshape, ravel, .T may return views).
-NEW_ARRAY_METHODS = {"copy", "sum", "mean", "max", "min", "prod", "dot", "std", "var", "any", "all", "cumsum",
-                     "astype"}
+NEW_ARRAY_METHODS = {"copy", "sum", "mean", "max", "min", "prod", "dot", "std", "var", "any", "all", "cumsum"}
 
 
 def _check_mutables(prog: Program, binds) -> None:
@@ -339,8 +339,8 @@ def _check_mutables(prog: Program, binds) -> None:
             if v is None or is_write(s) or is_append(s):
                 continue
             kind = prog.calls.get(id(v)) if isinstance(v, ast.Call) else None
-            fresh = isinstance(v, ast.List) if t in lists else \
-                kind == ("method", "copy") or (kind is not None and kind[0] == "call" and kind[1] in FRESH)
+            fresh = isinstance(v, ast.List) if t in lists else not (kind is not None and _no_copy(v)) and (
+                kind == ("method", "copy") or (kind is not None and kind[0] == "call" and kind[1] in FRESH))
             if not fresh:
                 what = "a list appended to must be made by a list display ([...])" if t in lists else \
                     "an array written into must be made fresh (np.zeros, np.empty_like, np.array, x.copy())"
@@ -397,9 +397,16 @@ def _new_value(prog: Program, v) -> bool:
         return True
     if isinstance(v, ast.Call):
         kind = prog.calls[id(v)]
-        return kind[0] in ("ufunc", "sum", "plain") or kind == ("method", "copy") or \
-            kind[0] == "method" and kind[1] in NEW_ARRAY_METHODS or kind[0] == "call" and kind[1] not in VIEWS
+        return not _no_copy(v) and (kind[0] in ("ufunc", "sum", "plain") or kind == ("method", "copy") or
+                                    kind[0] == "method" and kind[1] in NEW_ARRAY_METHODS or
+                                    kind[0] == "call" and kind[1] not in VIEWS)
     return False
+
+
+def _no_copy(call) -> bool:
+    """A call told it may return its argument itself (``copy=False``, ``copy=None``)."""
+    return any(k.arg == "copy" and not (isinstance(k.value, ast.Constant) and k.value.value is True)
+               for k in call.keywords)
 
 
 def _may_alias(prog: Program, v) -> bool:
@@ -414,7 +421,9 @@ def _may_alias(prog: Program, v) -> bool:
     if isinstance(v, ast.Call):
         kind = prog.calls[id(v)]
         if kind[0] == "method":
-            return kind[1] not in NEW_ARRAY_METHODS and _may_alias(prog, v.func.value)
+            return (kind[1] not in NEW_ARRAY_METHODS or _no_copy(v)) and _may_alias(prog, v.func.value)
+        if kind[0] == "call" and kind[1] in FRESH and _no_copy(v):
+            return any(_may_alias(prog, a) for a in v.args)
         if kind[0] in ("call", "user"):
             # NumPy makes a new array of a list (np.stack(xs)); it may return a view of an array
             return (kind[0] == "user" or kind[1] not in FRESH) and \

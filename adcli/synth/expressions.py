@@ -162,7 +162,7 @@ class Expressions:
                     self.give(e, f"_item({g}, {k})", vals, out)
             return
         if isinstance(node, ast.Attribute):  # .T
-            self.give(node.value, f"_np.transpose({g})", vals, out)
+            self.give(node.value, f"_transpose_back({g})", vals, out)
             return
         if isinstance(node, ast.Call) and prog.calls[id(node)][0] == "sum":
             arg = node.args[0]

@@ -25,8 +25,9 @@ from ..errors import SynthesisError
 from .kinds import of_value
 from .synthesize import synthesize
 
-__all__ = ["Sparse", "call_vjp", "copy", "cotangent", "dot_vjp", "fit", "item", "method_vjp", "own", "saved", "scatter",
-           "spread", "spread_moment", "take", "take_last", "to_extrema", "unbroadcast", "unconcatenate", "unstack"]
+__all__ = ["Sparse", "call_vjp", "copy", "cotangent", "dot_vjp", "fit", "item", "method_vjp", "own", "reshape_back",
+           "roll_back", "saved", "scatter", "spread", "spread_moment", "take", "take_last", "to_extrema",
+           "transpose_back", "unbroadcast", "unconcatenate", "unstack"]
 
 ndarray = np.ndarray
 _CONTAINERS = (list, tuple, dict)
@@ -213,9 +214,16 @@ def cotangent(d, x):
 # --- written adjoints' helpers (adjoints.py) ------------------------------------------------
 
 
+def _zero(g) -> bool:
+    """An adjoint nothing reached (0.0): the written adjoints pass it on as it is."""
+    return type(g) is float and g == 0.0
+
+
 def spread(g, x, axis, keepdims: bool, mean: bool = False):
     """The cotangent of ``x`` for ``np.sum(x, axis, keepdims=...)`` (``np.mean`` with ``mean``):
     g spread back over the axes summed (a read-only broadcast: every use makes a new array)."""
+    if _zero(g):
+        return 0.0
     shape = np.shape(x)
     if axis is not None and not keepdims:
         g = np.expand_dims(g, axis)
@@ -228,6 +236,8 @@ def spread(g, x, axis, keepdims: bool, mean: bool = False):
 def spread_moment(g, x, axis, keepdims: bool, ddof=0, std=None):
     """The cotangent of ``x`` for ``np.var(x, axis, ddof=...)``, or for ``np.std`` given its
     answer ``std``: g times the deviations from the mean, 2 / (n - ddof) (over 2 std for std)."""
+    if _zero(g):
+        return 0.0
     x = np.asarray(x)
     n = x.size if axis is None else int(np.prod([x.shape[a] for a in np.atleast_1d(axis)]))
     if axis is not None and not keepdims:
@@ -240,6 +250,8 @@ def spread_moment(g, x, axis, keepdims: bool, ddof=0, std=None):
 def to_extrema(g, ans, x, axis, keepdims: bool):
     """The cotangent of ``x`` for ``np.max``/``np.min`` along ``axis``: g to the extremal entries,
     split evenly between ties (as the engine's rule does)."""
+    if _zero(g):
+        return 0.0
     x = np.asarray(x)
     if axis is not None and not keepdims:
         ans, g = np.expand_dims(ans, axis), np.expand_dims(g, axis)
@@ -249,12 +261,16 @@ def to_extrema(g, ans, x, axis, keepdims: bool):
 
 def unstack(g, axis):
     """The adjoint of the list ``np.stack`` was given: g's slices along ``axis``."""
+    if _zero(g):
+        return 0.0
     return Sparse(enumerate(np.moveaxis(g, axis, 0)))
 
 
 def unconcatenate(g, parts, axis):
     """The adjoint of the sequence ``np.concatenate`` was given: g cut where the parts meet (with
     ``axis=None`` the parts were flattened first)."""
+    if _zero(g):
+        return 0.0
     if axis is None:
         cuts = np.cumsum([np.size(p) for p in parts])[:-1]
         return Sparse((k, np.reshape(c, np.shape(p))) for k, (c, p) in enumerate(zip(np.split(g, cuts), parts)))
@@ -269,6 +285,21 @@ def fit(c, v):
     if type(v) is ndarray and type(c) is ndarray and v.ndim > c.ndim:
         c = np.reshape(c, (1,) * (v.ndim - c.ndim) + c.shape)
     return unbroadcast(c, v)
+
+
+def roll_back(g, shift, axis=None):
+    """The cotangent of ``x`` for ``np.roll(x, shift, axis)``: g rolled back."""
+    return 0.0 if _zero(g) else np.roll(g, np.negative(shift), axis=axis)
+
+
+def reshape_back(g, x):
+    """The cotangent of ``x`` for a reshape of it (``np.reshape``, ``np.squeeze``, ``x.ravel()``, ...)."""
+    return 0.0 if _zero(g) else np.reshape(g, np.shape(x))
+
+
+def transpose_back(g, axes=None):
+    """The cotangent of ``x`` for ``np.transpose(x, axes)``: g transposed back."""
+    return 0.0 if _zero(g) else np.transpose(g) if axes is None else np.transpose(g, np.argsort(axes))
 
 
 def dot_vjp(k: int, g, a, b):
