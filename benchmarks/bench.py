@@ -175,25 +175,16 @@ def frameworks(use_jit: bool, jit_timeout: float = 120.0) -> list[Framework]:
         fws.append(Framework("autograd", version("autograd"), make=make_autograd))
     except ImportError as e:
         fws.append(Framework("autograd", available=False, note=f"autograd not installed ({e})"))
-    try:
-        import torch
-
-        torch.set_num_threads(1)
-        try:
-            torch.set_num_interop_threads(1)
-        except RuntimeError:
-            pass
-        cases = peers.torch_cases()
-
-        def make_torch(mod, args):
-            if hasattr(mod, "PORTED") or mod.NAME not in cases:
+    make_torch, torch_version, torch_note = peers.torch_framework()
+    if make_torch is None:
+        fws.append(Framework("torch", available=False, note=torch_note))
+    else:
+        def make_torch_case(mod, args):
+            if hasattr(mod, "PORTED"):
                 raise NotImplementedError(f"no PyTorch version of {mod.NAME} in benchmarks/peers.py")
-            return peers.torch_gradient(cases[mod.NAME], args, mod.ARGNUMS)
+            return make_torch(mod, args)
 
-        fws.append(Framework("torch", torch.__version__, make=make_torch))
-    except ImportError:
-        fws.append(Framework("torch", available=False, note="PyTorch not installed: column skipped "
-                             "(pip install torch to add it)"))
+        fws.append(Framework("torch", torch_version, make=make_torch_case))
     try:
         import jax
         import jax.numpy as jnp

@@ -588,30 +588,6 @@ def check(mod, adcli_result, floor_result) -> str:
     return bench.compare((float(v0), leaves[0]), (float(v1), leaves[1]))
 
 
-def torch_framework():
-    """(make, version, note): ``make(mod, args) -> (run, result)`` as bench.py's frameworks (the
-    hand-written PyTorch versions of benchmarks/peers.py, one thread), or None and why not."""
-    try:
-        import torch
-    except ImportError:
-        return None, "", "PyTorch not installed: its column is left out (pip install torch to add it)"
-    import peers
-
-    torch.set_num_threads(1)
-    try:
-        torch.set_num_interop_threads(1)
-    except RuntimeError:
-        pass
-    cases = peers.torch_cases()
-
-    def make(mod, args):
-        if mod.NAME not in cases:
-            raise NotImplementedError(f"no PyTorch version of {mod.NAME} in benchmarks/peers.py")
-        return peers.torch_gradient(cases[mod.NAME], args, mod.ARGNUMS)
-
-    return make, torch.__version__, ""
-
-
 def run_case(mod, budget: float, torch_make=None) -> dict:
     """The check, then the timings of one case: a dict with the case's name, its times in seconds
     (primal, floor, adcli, torch: None where not timed) and its notes (a mismatch, torch's n/a)."""
@@ -719,7 +695,9 @@ def main(argv=None) -> int:
     p.add_argument("--format", choices=("plain", "markdown"), default="plain")
     a = p.parse_args(argv)
     mods = bench.select_cases(bench.load_profiles(), a.cases, p)
-    torch_make, torch_version, torch_note = torch_framework()
+    import peers  # benchmarks/ is on sys.path once bench.py is imported
+
+    torch_make, torch_version, torch_note = peers.torch_framework()
     header = (f"Python {platform.python_version()}, NumPy {np.__version__}, adcli {adcli.__version__}"
               + (f", torch {torch_version}" if torch_make else "")
               + "; BLAS pinned to 1 thread before NumPy loads; median of "

@@ -463,3 +463,25 @@ def to_jax(args, jnp):
         return a
 
     return tuple(conv(a) for a in args)
+
+
+def torch_framework():
+    """(make, version, note): ``make(mod, args) -> (run, result)`` as bench.py's frameworks (the
+    hand-written PyTorch versions of benchmarks/peers.py, one thread), or None and why not."""
+    try:
+        import torch
+    except ImportError:
+        return None, "", "PyTorch not installed: its column is left out (pip install torch to add it)"
+    torch.set_num_threads(1)
+    try:
+        torch.set_num_interop_threads(1)
+    except RuntimeError:
+        pass
+    cases = torch_cases()
+
+    def make(mod, args):
+        if mod.NAME not in cases:
+            raise NotImplementedError(f"no PyTorch version of {mod.NAME} in benchmarks/peers.py")
+        return torch_gradient(cases[mod.NAME], args, mod.ARGNUMS)
+
+    return make, torch.__version__, ""

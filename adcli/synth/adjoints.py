@@ -5,8 +5,8 @@ the call (``call_vjp``: the call run again, traced) would cost more than the cal
 Each entry takes the call's operand texts (positional values, keyword values by name), the
 cotangent's name ``g`` and the answer's (``ans``, or "None" where it is not computed) and returns
 ``{operand: the expression of its cotangent}`` for the operands it covers, or None for a form it
-does not cover (the call then goes through ``call_vjp``). ``READS_ANSWER`` are those whose
-expressions read ``ans``. Shapes are the operands' at run time, so a written adjoint holds for
+does not cover (the call then goes through ``call_vjp``); an entry whose expression reads ``ans``
+says so (``reads_answer``). Shapes are the operands' at run time, so a written adjoint holds for
 every signature; each is checked against the engine's gradient and finite differences
 (tests/test_synth.py) and with the rule that uses it (``verify``).
 """
@@ -50,25 +50,21 @@ def _concatenate(args, kws, g, ans):
     return {0: f"_unconcatenate({g}, {args[0]}, {_arg(args, kws, 1, 'axis', '0')})"}
 
 
-def _sum(args, kws, g, ans):
-    if set(kws) - {"axis", "keepdims"} or len(args) > 2:
-        return None
-    axis, keep = _arg(args, kws, 1, "axis", "None"), kws.get("keepdims", "False")
-    return {0: f"_spread({g}, {args[0]}, {axis}, {keep})"}
+def _along_axis(written: str, reads_answer: bool = False):
+    """A reduction along an axis (``axis=``, ``keepdims=``): its adjoint, ``written`` with the
+    cotangent, the answer, the operand, the axis and keepdims filled in."""
+    def adjoint(args, kws, g, ans):
+        if set(kws) - {"axis", "keepdims"} or len(args) > 2:
+            return None
+        axis, keep = _arg(args, kws, 1, "axis", "None"), kws.get("keepdims", "False")
+        return {0: written.format(g=g, ans=ans, x=args[0], axis=axis, keep=keep)}
+    adjoint.reads_answer = reads_answer
+    return adjoint
 
 
-def _mean(args, kws, g, ans):
-    if set(kws) - {"axis", "keepdims"} or len(args) > 2:
-        return None
-    axis, keep = _arg(args, kws, 1, "axis", "None"), kws.get("keepdims", "False")
-    return {0: f"_spread({g}, {args[0]}, {axis}, {keep}, mean=True)"}
-
-
-def _extremum(args, kws, g, ans):
-    if set(kws) - {"axis", "keepdims"} or len(args) > 2:
-        return None
-    axis, keep = _arg(args, kws, 1, "axis", "None"), kws.get("keepdims", "False")
-    return {0: f"_to_extrema({g}, {ans}, {args[0]}, {axis}, {keep})"}
+_sum = _along_axis("_spread({g}, {x}, {axis}, {keep})")
+_mean = _along_axis("_spread({g}, {x}, {axis}, {keep}, mean=True)")
+_extremum = _along_axis("_to_extrema({g}, {ans}, {x}, {axis}, {keep})", reads_answer=True)
 
 
 def _moment(std: bool):
@@ -131,12 +127,12 @@ METHODS = {
     "sum": _sum, "mean": _mean, "max": _extremum, "min": _extremum, "ravel": _reshaped, "flatten": _reshaped,
     "squeeze": _reshaped, "dot": _dot, "var": _moment(False), "std": _moment(True),
 }
-READS_ANSWER = {_extremum}
 
 
 def reads_answer(kind: tuple) -> bool:
+    """Whether the written adjoint of a call reads its answer (max's, std's)."""
     entry = CALLS.get(kind[1]) if kind[0] == "call" else METHODS.get(kind[1]) if kind[0] == "method" else None
-    return entry in READS_ANSWER or getattr(entry, "reads_answer", False)
+    return getattr(entry, "reads_answer", False)
 
 
 def written(kind: tuple, args: list, kws: dict, g: str, ans: str):
