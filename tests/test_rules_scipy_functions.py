@@ -353,7 +353,7 @@ STEPS = {
     "convolve-same": lambda v: ss.convolve(v, np.array([0.25, 0.5, 0.25]), mode="same"),
     "convolve-self": lambda v: ss.convolve(v, v[:2], mode="full")[: v.shape[0]],
     "r_": lambda v: np.r_[v[1:], v[:1] * 0.5],
-    "partition": lambda v: np.partition(v + np.arange(v.shape[0]) * 1e-3, 1),
+    "partition": lambda v: np.partition(v + np.arange(v.shape[0]) * 1.4142e-3, 1),  # no tie but by chance
     "mvn-rows": lambda v: v + st.multivariate_normal.logpdf(np.c_[v, v * 0.5], np.zeros(2), np.eye(2) * 2.0),
     "solve_triangular": lambda v: sl.solve_triangular(np.tril(np.outer(v, v)) + 4.0 * np.eye(v.shape[0]), v,
                                                       lower=True),
