@@ -399,7 +399,7 @@ def pull(kept: tuple, g, argnums: tuple) -> tuple:
         return call_vjp(f, *pullback, argnums, g)
     if isinstance(g, numbers.Number) and g == 0:
         return (0.0,) * len(argnums)
-    cts = pullback(dense(g, ans))
+    cts = pullback(dense(g, ans), True)  # the callee's adjoints as they are (a Sparse stays one)
     names = f.__code__.co_varnames[:f.__code__.co_argcount]
     picked = (cts[k if isinstance(k, int) else names.index(k)] for k in argnums)
     return tuple(0.0 if c is None else sparse(c) for c in picked)
