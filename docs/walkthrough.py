@@ -46,8 +46,8 @@ def fresh() -> tuple[str, str]:
              first)
         rules = (Path(tmp) / "rules.py").read_text()
         start = rules.index("def f_pullback(")
-        second = ["$ sed -n '/def f_pullback/,/return/p' rules.py    # the pullback written for you"]
-        second += rules[start:rules.index("\n", rules.index("    return (", start))].splitlines()
+        second = ["$ sed -n '/def f_pullback/,/return (_cotangent/p' rules.py    # the pullback written for you"]
+        second += rules[start:rules.index("\n", rules.index("\n    return (_cotangent", start) + 1)].splitlines()
         check = ["check", "rules.py", "--profile", "adcli-profile.json", "--script", SCRIPT]
         _run(f"adcli {' '.join(check)}", check, tmp, second)
         _run(f"adcli profile --rules rules.py -o after.json {SCRIPT} > /dev/null",
