@@ -251,7 +251,22 @@ def moments(x, w):
     return np.sum(z * w) + np.var(x, ddof=1) + np.sum(x.std(axis=1, keepdims=True) * x)
 
 
+def layers(params, x, ys):
+    h = x
+    for W, b in params:  # items unpacked
+        h = np.tanh(h @ W + b)
+    total = np.sum(h)
+    for i, y in enumerate(ys):
+        total = total + (i + 1.0) * np.sum(y * h[0])
+    for a, (c, d) in zip(ys, params[1:]):  # a nested target, an iterable evaluated once
+        total = total + np.sum(a @ c[:a.shape[0]] + d)
+    return total
+
+
 WIDER = [
+    (layers, ([(rng.standard_normal((3, 4)), rng.standard_normal(4)), (rng.standard_normal((4, 2)),
+                                                                        rng.standard_normal(2))],
+              rng.standard_normal((5, 3)), rng.standard_normal((3, 2)))),
     (moments, (rng.standard_normal((5, 3)), rng.standard_normal(3))),
     (fancy, (rng.standard_normal(5), np.array([0, 2, 2, 4, 0]))),
     (slices_and_kwargs, (rng.standard_normal((3, 4)), rng.standard_normal((4, 2)))),

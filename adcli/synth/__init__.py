@@ -11,7 +11,8 @@ and unary ``-`` with broadcasting, comparisons, NumPy ufuncs with a native rule 
 inlined from the registry), any other NumPy or SciPy function (the engine's gradient of that
 call), the user's own functions (synthesized in turn, else the engine's), methods and ``.T``,
 indexing with ints, slices, None, masks and index arrays, list and tuple displays, ``xs.append``
-on a list the function made, ``for`` over ``range`` or a name, ``while``, ``if``/``elif``/
+on a list the function made, ``for`` over ``range``, a sequence (items unpacked), ``enumerate``
+or ``zip``, ``while``, ``if``/``elif``/
 ``else``, parameters with defaults, keyword arguments, containers (dict, list, tuple) as
 arguments, globals and closure variables as constants, one ``return`` at the end. Anything else
 raises SynthesisError naming the construct and its ``file:line`` (subset.py).

@@ -188,10 +188,8 @@ class _Checker:
         if isinstance(s, ast.For):
             if s.orelse:
                 prog.refuse("a for loop with an else", s)
-            if not isinstance(s.target, ast.Name):
-                prog.refuse("a for loop unpacking its items", s)
             it = s.iter
-            if isinstance(it, ast.Call) and self.callee(it.func) is builtins.range:
+            if isinstance(it, ast.Call) and self.callee(it.func) is builtins.range and isinstance(s.target, ast.Name):
                 if it.keywords or not 1 <= len(it.args) <= 3:
                     prog.refuse("range(...) with keywords or more than three arguments", s)
                 prog.calls[id(it)] = ("plain", builtins.range)
@@ -199,18 +197,7 @@ class _Checker:
                     self.expr(arg)
                 s.body = self.block(s.body)
                 return [s]
-            if not isinstance(it, ast.Name):
-                prog.refuse(f"a for loop over {ast.unparse(it)}: over range(...) or a name", s)
-            # for v in xs: an index loop, v = xs[_i1] at the top of the body
-            k = prog.fresh("_i")
-            rng = ast.Call(_name("range"), [ast.Call(_name("len"), [_name(it.id)], [])], [])
-            prog.calls[id(rng)] = ("plain", builtins.range)
-            prog.calls[id(rng.args[0])] = ("plain", builtins.len)
-            item = _copy_loc(ast.Assign([_name(s.target.id, True)],
-                                        ast.Subscript(_name(it.id), _name(k), ast.Load())), s)
-            loop = _copy_loc(ast.For(_name(k, True), rng, [item] + list(s.body), [], None), s)
-            loop.body = [item] + self.block(s.body)
-            return [loop]
+            return self.index_loop(s)
         if isinstance(s, ast.While):
             if s.orelse:
                 prog.refuse("a while loop with an else", s)
@@ -227,6 +214,65 @@ class _Checker:
         if isinstance(s, ast.Return):
             prog.refuse("a return before the end of the function", s)
         prog.refuse(_WORDS.get(type(s), f"a {type(s).__name__} statement"), s)
+
+    def index_loop(self, s) -> list:
+        """``for v in xs``, ``for a, b in pairs``, ``for i, v in enumerate(xs)``, ``for a, b in
+        zip(xs, ys)``: an index loop over ``range(len(...))`` whose body starts by binding the
+        targets to the items (``v = xs[_i1]``); an iterable that is not a name is evaluated once,
+        before the loop, into a name of the rule's own (as Python evaluates it once)."""
+        prog, it, before = self.prog, s.iter, []
+
+        def named(node):
+            if isinstance(node, ast.Name):
+                return node.id
+            self.expr(node)
+            tmp = prog.fresh("_u")
+            before.append(_copy_loc(ast.Assign([_name(tmp, True)], node), s))
+            return tmp
+        f = self.callee(it.func) if isinstance(it, ast.Call) and not it.keywords else None
+        k = prog.fresh("_i")
+        if f is builtins.enumerate and len(it.args) == 1:
+            if not (isinstance(s.target, ast.Tuple) and len(s.target.elts) == 2):
+                prog.refuse("enumerate(...) not unpacked into an index and an item", s)
+            xs = named(it.args[0])
+            sequences, targets = [xs], [s.target.elts[1]]
+            counter = [_copy_loc(ast.Assign([s.target.elts[0]], _name(k)), s)]
+        elif f is builtins.zip and it.args:
+            if not (isinstance(s.target, ast.Tuple) and len(s.target.elts) == len(it.args)):
+                prog.refuse("zip(...) not unpacked into one name per sequence", s)
+            sequences, targets, counter = [named(a) for a in it.args], list(s.target.elts), []
+        elif isinstance(it, ast.Call) and (f is builtins.range or f in (builtins.enumerate, builtins.zip)):
+            prog.refuse(f"a for loop over {ast.unparse(it)} unpacked as written", s)
+        else:
+            sequences, targets, counter = [named(it)], [s.target], []
+        lengths = []
+        for xs in sequences:
+            n = ast.Call(_name("len"), [_name(xs)], [])
+            prog.calls[id(n)] = ("plain", builtins.len)
+            lengths.append(n)
+        if len(lengths) > 1:
+            shortest = ast.Call(_name("min"), lengths, [])
+            prog.calls[id(shortest)] = ("plain", builtins.min)
+            lengths = [shortest]
+        rng = ast.Call(_name("range"), lengths, [])
+        prog.calls[id(rng)] = ("plain", builtins.range)
+        items = counter + [a for xs, t in zip(sequences, targets)
+                           for a in self.bind_item(t, ast.Subscript(_name(xs), _name(k), ast.Load()), s)]
+        loop = _copy_loc(ast.For(_name(k, True), rng, [], [], None), s)
+        loop.body = items + self.block(s.body)
+        return before + [loop]
+
+    def bind_item(self, target, value, s) -> list:
+        """The assignments binding a for loop's target (a name, or a tuple of them) to an item."""
+        if isinstance(target, ast.Name):
+            return [_copy_loc(ast.Assign([_name(target.id, True)], value), s)]
+        if not (isinstance(target, ast.Tuple) and all(isinstance(e, (ast.Name, ast.Tuple)) for e in target.elts)):
+            self.prog.refuse(f"a for loop's target {ast.unparse(target)}", s)
+        tmp = self.prog.fresh("_u")
+        out = [_copy_loc(ast.Assign([_name(tmp, True)], value), s)]
+        for j, e in enumerate(target.elts):
+            out += self.bind_item(e, ast.Subscript(_name(tmp), ast.Constant(j), ast.Load()), s)
+        return out
 
     def test(self, node):
         """An if's or while's test: a plain value (no adjoint), and/or and not allowed."""
