@@ -421,3 +421,20 @@ def test_a_tuple_unpacking_in_a_loop_is_synthesized_and_random_draws_are_not_dra
     wrong = replace(synthesis, source=synthesis.source.replace("return _out,", "return _out + 1.0,"))
     with pytest.raises(GradientMismatch, match="the synthesized rule's value differs from the function's"):
         agrees(wrong, gen)
+
+
+def _pairs_of(v):
+    for k in range(2):
+        yield v[k], v[k + 1]
+
+
+def over_a_generator(v):
+    total = 0.0
+    for a, b in _pairs_of(v):
+        total = total + a * b
+    return total
+
+
+def test_a_generator_function_is_refused_where_it_is_called():
+    with pytest.raises(SynthesisError, match=r"a call of the generator function _pairs_of .* at \S*test_synth\.py:"):
+        synthesize(over_a_generator, (np.ones(3),))
