@@ -237,6 +237,8 @@ class _Checker:
             xs = named(it.args[0])
             sequences, targets = [xs], [s.target.elts[1]]
             counter = [_copy_loc(ast.Assign([s.target.elts[0]], _name(k)), s)]
+        elif f is builtins.zip and any(isinstance(a, ast.Starred) for a in it.args):
+            prog.refuse(f"zip with a starred argument ({ast.unparse(it)})", s)
         elif f is builtins.zip and it.args:
             if not (isinstance(s.target, ast.Tuple) and len(s.target.elts) == len(it.args)):
                 prog.refuse("zip(...) not unpacked into one name per sequence", s)
@@ -368,6 +370,8 @@ class _Checker:
             elif module.startswith("numpy.random") or isinstance(getattr(f, "__self__", None),
                                                                  (np.random.Generator, np.random.RandomState)):
                 prog.refuse(f"a random draw ({text}): draw it outside the function and pass it in", node)
+            elif inspect.isgeneratorfunction(f):
+                prog.refuse(f"a call of the generator function {text} (its items are made one at a time)", node)
             elif inspect.isfunction(f) and module.split(".")[0] not in ("numpy", "scipy"):
                 prog.calls[id(node)] = ("user", f)
             elif callable(f) and module.split(".")[0] in ("numpy", "scipy") or isinstance(f, np.ufunc):
