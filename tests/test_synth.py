@@ -438,3 +438,13 @@ def over_a_generator(v):
 def test_a_generator_function_is_refused_where_it_is_called():
     with pytest.raises(SynthesisError, match=r"a call of the generator function _pairs_of .* at \S*test_synth\.py:"):
         synthesize(over_a_generator, (np.ones(3),))
+
+
+def builtin_sum_abs(x, ys):
+    total = sum(ys)  # Python's sum of a list of arrays
+    return np.sum(abs(total * x)) + abs(np.sum(x) - 0.3) + sum([np.sum(x), 2.0 * x[0]])
+
+
+def test_the_builtins_sum_and_abs_are_differentiated():
+    args = (np.array([0.4, -1.2, 0.7]), [np.array([1.0, 2.0, -0.5]), np.array([0.3, -0.1, 0.2])])
+    verify(synthesize(builtin_sum_abs, args), args)

@@ -190,6 +190,25 @@ def f(x):
 """, lambda: (np.array([[1.79, -1.47], [-1.39, -0.59], [-1.45, 1.07], [0.55, -0.87]]),)),
 })
 
+BUGS.update({
+    "zero-adjoint-matmul": (
+        "an adjoint nothing reached (np.full_like reads only its operand's shape) met matmul's VJP, "
+        "which needs a cotangent with its core dimensions (ValueError)",
+        """
+def f(x1, x2):
+    v3 = np.matmul(x1, x1)
+    v6 = np.full_like(v3, 0.5)
+    return np.sum(v6 * x2)
+""", lambda: (np.array([[[-0.75]]]), np.array([[[0.11]]]))),
+    "builtin-sum-abs": (
+        "Python's sum and abs of differentiable values were refused (their gradient lost); now "
+        "differentiated through the engine",
+        """
+def f(x, w):
+    return np.sum(abs(sum([x, w * x, x * x]))) + abs(np.sum(w) - 0.3)
+""", lambda: (np.array([0.4, -1.2, 0.7]), np.array([1.0, 2.0, -0.5]))),
+})
+
 # Seeds of the fixed samples that fail because of the bugs above (the sample's own outcome, or the
 # outcome of a refused fuzz program's prefix): left out of the sample's assertion until fixed.
 KNOWN_OPEN: dict = {"subset": {}, "fuzz": {}}

@@ -44,17 +44,20 @@ BINARY = {ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply, ast.Div:
           ast.MatMult: np.matmul}
 UNARY = {ast.USub: np.negative, ast.UAdd: np.positive}
 
-#: What generated code imports from runtime.py (as ``_name``).
+#: What generated code imports from runtime.py and calls.py (as ``_name``).
 RUNTIME = ("call_vjp", "copy", "pull", "push", "cotangent", "dot_vjp", "fit", "item", "method_vjp", "own", "saved",
            "scatter", "spread", "spread_moment", "roll_back", "reshape_back", "transpose_back", "take", "take_last",
-           "to_extrema", "unbroadcast", "unconcatenate", "unstack")
+           "to_extrema", "unbroadcast", "unconcatenate", "unstack", "zero_passing")
+
+#: Those of RUNTIME that live in calls.py (the gradient of a call: the engine's, or a callee's rule).
+CALLS = {name: "calls" for name in ("call_vjp", "dot_vjp", "method_vjp", "pull", "push")}
 
 #: Calls that make a new array (or list) nothing else refers to: what a mutable is bound to.
 FRESH = {np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.array,
          np.copy, np.arange, np.linspace, np.eye, np.identity}
 #: Builtins a synthesized rule may call on values without a gradient (int(n), abs(k), ...).
-PLAIN_BUILTINS = {builtins.len, builtins.range, builtins.int, builtins.float, builtins.abs, builtins.min,
-                  builtins.max, builtins.round, builtins.bool}
+PLAIN_BUILTINS = {builtins.len, builtins.range, builtins.int, builtins.float, builtins.min, builtins.max,
+                  builtins.round, builtins.bool}
 #: Attributes of a value: ``.T`` carries a gradient, the others are plain numbers.
 PLAIN_ATTRS = {"shape", "ndim", "size", "dtype"}
 

@@ -268,7 +268,10 @@ class Expressions:
             f"_special.{ufunc.__name__}"  # SciPy's (the subset takes no other ufuncs with rules)
         if not spelled.startswith("_np."):
             self.special = True
-        self.bindings[name] = f"{name} = _UFUNCS[{spelled}].vjps[{k}]"
+        vjp = f"_UFUNCS[{spelled}].vjps[{k}]"
+        # a generalized ufunc's VJP (matmul's) needs a cotangent with its core dimensions: an
+        # adjoint nothing reached (0.0) passes it by
+        self.bindings[name] = f"{name} = _zero_passing({vjp})" if ufunc.signature else f"{name} = {vjp}"
         return name
 
     # --- the module ------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 
 from .analysis import (
+    CALLS,
     RUNTIME,
     Program,
     assignments,
@@ -310,7 +311,8 @@ class Generator(Expressions):
             *(["import scipy.special as _special"] if self.special else []),
             "",
             *(["from adcli.engine.registry import UFUNCS as _UFUNCS"] if self.bindings else []),
-            *[f"from adcli.synth.runtime import {r} as _{r}" for r in RUNTIME if f"_{r}(" in text],
+            *[f"from adcli.synth.{CALLS.get(r, 'runtime')} import {r} as _{r}" for r in RUNTIME
+              if f"_{r}(" in text + "\n".join(self.bindings.values())],
         ]
         return head, sorted(self.bindings.values()), text
 

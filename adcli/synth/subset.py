@@ -363,6 +363,8 @@ class _Checker:
                 prog.calls[id(node)] = ("ufunc", f)
             elif f is np.sum and len(node.args) == 1 and not node.keywords:
                 prog.calls[id(node)] = ("sum",)
+            elif f in (builtins.sum, builtins.abs) and not node.keywords:
+                prog.calls[id(node)] = ("call", f)  # differentiable: the engine's gradient of the call
             elif f in PLAIN_BUILTINS:
                 prog.calls[id(node)] = ("plain", f)
             elif module.startswith("numpy.ma") or isinstance(f, type) and issubclass(f, np.ma.MaskedArray):
@@ -378,7 +380,7 @@ class _Checker:
                 prog.calls[id(node)] = ("call", f)
             elif isinstance(f, (types.BuiltinFunctionType, type)):
                 prog.refuse(f"a call of {text}: only NumPy's and SciPy's functions, your own functions, and "
-                            f"len, range, int, float, abs, min, max, round, bool", node)
+                            f"len, range, sum, abs, int, float, min, max, round, bool", node)
             else:
                 prog.refuse(f"a call of {text}, which is not a function of NumPy, SciPy or yours", node)
         for arg in node.args:
