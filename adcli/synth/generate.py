@@ -58,6 +58,10 @@ class Generator(Expressions):
         else:
             self.carried.append(name)
 
+    def unkeep(self, name: str, plural: str, depth: int, ind: str) -> list:
+        """The pullback's side of ``keep``: inside a loop, this iteration's bookkeeping popped."""
+        return [f"{ind}{name} = {plural}.pop()"] if depth else []
+
     def stack(self, t: str) -> str:
         if f"_stack_{t}" not in self.stacks:
             self.stacks.append(f"_stack_{t}")
@@ -170,22 +174,19 @@ class Generator(Expressions):
             elif isinstance(s, ast.For):
                 if self.body_relevant(s):
                     k = self.label(s)
-                    if depth:
-                        out.append(f"{ind}_range{k} = _ranges{k}.pop()")
+                    out += self.unkeep(f"_range{k}", f"_ranges{k}", depth, ind)
                     out.append(f"{ind}for {s.target.id} in reversed(_range{k}):")
                     out += self.backward(s.body, depth + 1, inner) or [inner + "pass"]
                 if s.target.id in self.prog.needed:
                     out.append(f"{ind}{s.target.id} = _stack_{s.target.id}.pop()")
             elif isinstance(s, ast.While):
                 k = self.label(s)
-                if depth:
-                    out.append(f"{ind}_count{k} = _counts{k}.pop()")
+                out += self.unkeep(f"_count{k}", f"_counts{k}", depth, ind)
                 out.append(f"{ind}for _step{k} in range(_count{k}):")
                 out += self.backward(s.body, depth + 1, inner) or [inner + "pass"]
             elif isinstance(s, ast.If):
                 k = self.label(s)
-                if depth:
-                    out.append(f"{ind}_branch{k} = _branches{k}.pop()")
+                out += self.unkeep(f"_branch{k}", f"_branches{k}", depth, ind)
                 out.append(f"{ind}if _branch{k}:")
                 out += self.backward(s.body, depth + 1, inner) or [inner + "pass"]
                 orelse = self.backward(s.orelse, depth + 1, inner)

@@ -139,7 +139,3 @@ def _combine(ks: list, to_float: bool):
         return INT if all(k == INT for k in ks) and not to_float else SCALAR
     float_ = to_float or any(k == SCALAR for k in ks) or any(a[2] == "f" for a in arrays)
     return ("array", max(a[1] for a in arrays), "f" if float_ else arrays[0][2])
-
-
-def is_scalar(kind) -> bool:
-    return kind == SCALAR
