@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -15,25 +14,19 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 import adcli
+from tests.support.modules import load_file
 
 ROOT = Path(__file__).resolve().parent.parent
 STEMS = sorted(p.stem for p in (ROOT / "profiles").glob("*.py"))
 RTOL, ATOL = 1e-6, 1e-9  # as benchmarks/bench.py's compare: atol relative to the largest entry
 
 
-def _load(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-case_floors = _load(ROOT / "benchmarks" / "case_floors.py", "adcli_benchmark_case_floors")
+case_floors = load_file(ROOT / "benchmarks" / "case_floors.py", "adcli_benchmark_case_floors")
 
 
 @functools.cache
 def profile(stem: str):
-    return _load(ROOT / "profiles" / f"{stem}.py", f"adcli_case_floors_test_{stem}")
+    return load_file(ROOT / "profiles" / f"{stem}.py", f"adcli_case_floors_test_{stem}")
 
 
 @pytest.fixture(autouse=True)

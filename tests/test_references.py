@@ -7,7 +7,6 @@ program as the derived rule."""
 from __future__ import annotations
 
 import copy
-import importlib.util
 import sys
 import types
 from pathlib import Path
@@ -21,19 +20,13 @@ from adcli.engine.signature import signature_key
 from adcli.gradcheck import is_float_leaf
 from adcli.rules import register, unregister
 from adcli.rules.instrument import instrument
+from tests.support.modules import load_file
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILES = ROOT / "profiles"
 
 
-def _load(path: Path, name: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-references = _load(ROOT / "benchmarks" / "references.py", "adcli_benchmark_references")
+references = load_file(ROOT / "benchmarks" / "references.py", "adcli_benchmark_references")
 REFERENCE = references.REFERENCE
 KEYS = sorted(REFERENCE)
 CALL_FORMS = 4  # distinct call forms checked per function (logsumexp is called with 1-d and 2-d, axis 0, 1, -1)
@@ -45,7 +38,7 @@ def _modname(stem: str) -> str:
 
 def load(stem: str):
     """The script as a plain module (not in sys.modules), named as its instrumented twin below."""
-    return _load(PROFILES / f"{stem}.py", _modname(stem))
+    return load_file(PROFILES / f"{stem}.py", _modname(stem))
 
 
 # --- the original function and the arguments the script passes it -----------------------------
