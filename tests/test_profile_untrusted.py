@@ -329,3 +329,18 @@ def test_signatures_must_parse(tmp_path):
         with pytest.raises(ProfileError) as info:
             Profile.from_json(document([stats(1, bad)]), "p.json")
         assert "\n" not in str(info.value) and "signature" in str(info.value)
+
+
+def test_a_synthesis_outcome_from_the_profile_reaches_the_terminal_only_escaped():
+    """The profile's ``synthesis`` text (why no rule was synthesized) is a reason of the advice:
+    escaped in every format like the others, never a sequence a terminal acts on."""
+    from adcli.advisor import suggest
+    from adcli.app.advice import Advice
+
+    s = stats(1, "__main__.f(f64[1d])", derived=0.05, primal=0.001, time=1.0, calls=10)
+    s["replay"]["synthesis"] = "not synthesized: \x1b[2J\x1b]8;;http://evil\x07here"
+    suggestions, summary = suggest([Profile.from_json(document([s]))])
+    assert any("not synthesized" in r for x in suggestions for r in x.reasons)  # the text is shown
+    for fmt in ("table", "markdown", "json"):
+        out = render(Advice(suggestions, summary, None, True), fmt)
+        assert "\x1b" not in out and "\x07" not in out, fmt
