@@ -138,11 +138,11 @@ def make_synthesized(mod, args):
 
     if hasattr(mod, "PORTED"):
         raise NotImplementedError("a ported program: not synthesized here")
-    try:
-        fwd = synthesize(mod.f, tuple(args)).rule()
+    nums = _nums(mod.ARGNUMS)
+    try:  # for the arguments the other columns differentiate, as the profiler's what-if does (traced ones)
+        fwd = synthesize(mod.f, tuple(args), wrt=nums).rule()
     except SynthesisError as e:
         raise NotImplementedError(str(e).split(": ", 1)[-1]) from None
-    nums = _nums(mod.ARGNUMS)
 
     def run():
         value, pullback = fwd(*args)

@@ -338,3 +338,43 @@ def test_export_with_the_script_writes_a_synthesized_verified_rule_that_serves_a
     assert res.exit_code == 0 and "1 hand-written rule skeleton" in res.output
     assert "export with --script SCRIPT to have it written for you" in res.output
     assert "# not synthesized: export with --script SCRIPT" in open(rules).read()
+
+
+WEIGHTED_LOOP = '''
+import numpy as np
+
+import adcli
+
+
+def f(x, w):
+    y = 0.0
+    for i in range(len(x)):
+        y = y + np.sin(x[i]) * w[i]
+    return y
+
+
+if __name__ == "__main__":
+    x, w = np.linspace(0.0, 1.0, 300), np.linspace(1.0, 2.0, 300)
+    for _ in range(3):
+        adcli.grad(f)(x, w)  # w is data: never traced
+'''
+
+
+def test_a_rule_synthesized_for_the_traced_arguments_is_exported_declared_and_checked_for_them(tmp_path):
+    """The run traced x only: the synthesized rule differentiates x (w's adjoint is not computed,
+    its cotangent None), its declaration and its test say so, and `check` passes it for x."""
+    script = tmp_path / "weighted.py"
+    script.write_text(WEIGHTED_LOOP)
+    prof, rules = str(tmp_path / "p.json"), str(tmp_path / "rules.py")
+    try:
+        assert invoke("profile", "-o", prof, str(script)).exit_code == 0
+        [sig] = [s for s in load_json(prof)["signatures"] if s["signature"] == "__main__.f(f64[1d], f64[1d])"]
+        assert sig["traced"] == [0]
+        res = invoke("export", prof, "-o", rules, "--script", str(script))
+        assert res.exit_code == 0 and "1 synthesized and verified rule(s)" in res.output, res.output
+        text = open(rules).read()
+        assert "f_fwd, f_pullback, wrt=(0,))" in text and "argnums=(0,)" in text and "d_w = " not in text
+        res = invoke("check", rules, "--profile", prof, "--script", str(script))
+        assert res.exit_code == 0 and res.output.startswith("OK"), res.output
+    finally:
+        unregister("__main__:f")

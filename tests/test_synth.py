@@ -448,3 +448,79 @@ def builtin_sum_abs(x, ys):
 def test_the_builtins_sum_and_abs_are_differentiated():
     args = (np.array([0.4, -1.2, 0.7]), [np.array([1.0, 2.0, -0.5]), np.array([0.3, -0.1, 0.2])])
     verify(synthesize(builtin_sum_abs, args), args)
+
+
+# --- kept values and the arguments differentiated ----------------------------------------------
+
+
+def stencil_step(u, k, v, h):
+    lap = (np.roll(u, 1, axis=0) + np.roll(u, -1, axis=0) - 2.0 * u) / h ** 2
+    return u + 0.1 * (k * lap - v * (u - np.roll(u, 1, axis=1)))
+
+
+def stepped(u, k, v):
+    for _ in range(3):
+        u = stencil_step(u, k, v, 0.5)
+    return np.sum(u * u)
+
+
+def test_the_forward_pass_keeps_what_the_pullback_reads_and_the_pullback_computes_nothing_again():
+    """np.roll's values are kept by the forward pass (made there by the engine's own kernel): the
+    pullback rolls only cotangents back; mul's VJP reads no answer, so none is passed (or kept)."""
+    args = (np.random.default_rng(0).standard_normal((5, 4)), 0.7, np.random.default_rng(1).standard_normal((5, 4)), 0.5)
+    s = synthesize(stencil_step, args)
+    code = "\n".join(line for line in s.source.splitlines() if not line.lstrip().startswith("#"))
+    fwd_text, pullback_text = code.split("def pullback(", 1)
+    assert fwd_text.count("_roll(u") == 3 and "np.roll(" not in fwd_text
+    assert "np.roll(" not in pullback_text and "_roll(" not in pullback_text.replace("_roll_back(", "")
+    assert "_vjp_multiply_0(_g" in pullback_text and re.search(r"_vjp_multiply_\d\(\w+, None, ", pullback_text)
+    verify(s, args)
+    # kept values are copied nowhere and changed by nothing: the pullback runs twice alike
+    ans, pullback = s.load()(*args)
+    first, second = pullback(np.ones((5, 4))), pullback(np.ones((5, 4)))
+    for a, b in zip(first, second):
+        np.testing.assert_array_equal(a, b)
+
+
+def kept_then_updated(x):
+    y = np.sqrt(x * x + 1.0)
+    y += 2.0 * x  # y's value, kept for sqrt's VJP, changes in place here: not kept, computed again
+    z = np.exp(y)
+    return np.sum(z * y)
+
+
+def test_a_value_changed_in_place_later_is_not_kept_as_it_is():
+    args = (np.linspace(-1.0, 1.0, 5),)
+    s = synthesize(kept_then_updated, args)
+    verify(s, args)
+
+
+def test_synthesized_for_some_arguments_the_others_get_none_and_a_traced_one_is_an_error():
+    """``wrt``: the adjoints of the other parameters are not computed (nor those of a callee's
+    parameters fed by them); their cotangents are None, which the engine refuses for a traced
+    argument rather than take for zero."""
+    from adcli.errors import RuleError
+    from adcli.rules.declare import register
+    from adcli.engine.registry import remove_rule
+    from adcli.engine.descriptors import describe
+
+    u, v = np.random.default_rng(2).standard_normal((2, 6, 5))
+    full, part = synthesize(stepped, (u, 0.3, v)), synthesize(stepped, (u, 0.3, v), wrt=(0, 1))
+    assert part.argnums == (0, 1) and full.argnums is None
+    assert "d_v = " in full.source and "d_v = " not in part.source
+    (_, pb_full), (_, pb_part) = full.load()(u, 0.3, v), part.load()(u, 0.3, v)
+    got_full, got_part = pb_full(1.0), pb_part(1.0)
+    assert got_part[2] is None
+    np.testing.assert_allclose(got_part[0], got_full[0], rtol=1e-12)
+    np.testing.assert_allclose(got_part[1], got_full[1], rtol=1e-12)
+    verify(part, (u, 0.3, v))  # check_rule for the arguments it differentiates
+    [rule] = register(f"{stepped.__module__}:{stepped.__qualname__}", tuple(describe(a) for a in (u, 0.3, v)),
+                      part.rule(), replace=True)
+    try:
+        from adcli.rules.dispatch import dispatch
+        served = dispatch(stepped)
+        np.testing.assert_allclose(adcli.grad(served, argnums=0)(u, 0.3, v), got_full[0], rtol=1e-12)
+        with pytest.raises(RuleError, match="returned None for argument 2, which is traced"):
+            adcli.grad(served, argnums=2)(u, 0.3, v)
+    finally:
+        remove_rule(rule)

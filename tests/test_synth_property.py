@@ -292,8 +292,8 @@ def test_a_wrong_or_crashing_rule_is_a_finding(monkeypatch):
 
     def planted(wrapper: str):
         """The rule with its pullback wrapped (fwd's pullback closure calls the module's name)."""
-        def synthesize(f, args=None):
-            s = real(f, args)
+        def synthesize(f, args=None, wrt=None):
+            s = real(f, args, wrt=wrt)
             return replace(s, source=s.source + "\n\n_real_pullback = pullback\n\n\ndef pullback(*a):\n" + wrapper)
         return synthesize
 

@@ -234,7 +234,9 @@ def _check_one(rule: Rule, call, sample, tests: dict, timing: bool, on: str = "p
     sig = str(rule.signature)
     try:
         if sample is not None:
-            report = check_rule(call, *sample[0], kwargs=sample[1], timing=timing, rule=rule)
+            # a rule synthesized for the arguments the run traced is checked for those (synth.declare's wrt)
+            report = check_rule(call, *sample[0], kwargs=sample[1], timing=timing, rule=rule,
+                                argnums=getattr(rule.fwd, "__adcli_wrt__", None))
             return RuleCheck(sig, rule.source, "ok", on, str(report), report)
         test = _test_for(rule, tests)
         if test is None:

@@ -76,7 +76,8 @@ def export(profile: str, output: str, *, top: int | None = None, only: str | Non
              if s.action == HAND_WRITE and targets[s.signature][0] is not None}
     rel = os.path.relpath(os.path.abspath(script), os.path.dirname(os.path.abspath(output))) if script else None
     named_hand = [s for s in chosen if s.action == HAND_WRITE and targets[s.signature][0] is not None]
-    synthesized = synthesize_targets(named_hand, samples, script, given=given) if synthesize else {}
+    traced = {s.signature: s.traced for s in data.signatures}
+    synthesized = synthesize_targets(named_hand, samples, script, given=given, traced=traced) if synthesize else {}
     text = rules_module(chosen, samples, targets, source=profile, version=__version__, script=rel, names=names,
                         missing=missing, synthesized=synthesized)
     write_output(output, text, force=force)

@@ -244,14 +244,19 @@ def rules_module(suggestions, samples: dict, targets: dict, source: str, version
             note = f"Synthesized by adcli from {program.file}:{program.offset + 1} and verified on the profile's " \
                 f"sample ({', '.join(done.checks)}).{timed} Generated code: optimise it by hand if you like, then " \
                 f"run its test below or `adcli check`."
+            wrt = done.synthesis.argnums
+            if wrt is not None:
+                note += f" It differentiates the arguments the profiled run traced ({', '.join(map(str, wrt))}): " \
+                    "a call that traces another is an error, never a zero gradient."
             out.append("".join(f"# {line}\n" for line in textwrap.wrap(safe(note), 96)) + f"\n\n{functions}\n\n"
                        f"adcli.synth.declare({target}, ({', '.join(repr(d) for d in sig.key)},), {ident}_fwd, "
-                       f"{ident}_pullback)\n")
+                       f"{ident}_pullback{'' if wrt is None else f', wrt={wrt!r}'})\n")
         else:
             if done is not None and done.reason:
                 out += [f"# {line}\n" for line in textwrap.wrap(safe(done.reason), 96)]
             out.append(_skeleton(sig, target, is_user, ident, (names or {}).get(sig)))
-        out.append(_test(sig, target, is_user, ident, samples.get(sig), script, missing))
+        wrt = done.synthesis.argnums if done is not None and done.synthesis is not None else None
+        out.append(_test(sig, target, is_user, ident, samples.get(sig), script, missing, wrt))
     body = "".join(out)
     # import only what the body uses, sorted as isort sorts (the standard library first): a
     # lint-clean module whatever was exported; NumPy always with a skeleton (its pullback needs it)
@@ -312,8 +317,10 @@ def _differentiable(desc: str) -> bool:
     return _leaf(desc, "") is not None if parts is None else any(_differentiable(d) for _, d in parts[1])
 
 
-def _test(sig, target: str, is_user: bool, ident: str, sample, script: str | None, missing: str | None) -> str:
-    """The rule's test: check_rule on example inputs shaped like the profile's sample."""
+def _test(sig, target: str, is_user: bool, ident: str, sample, script: str | None, missing: str | None,
+          wrt: tuple | None = None) -> str:
+    """The rule's test: check_rule on example inputs shaped like the profile's sample (for the
+    arguments ``wrt``, a synthesized rule's, if given)."""
     positional, keywords = list(sig.args), list(sig.kwargs)
     examples = [_example(d, v) for d, v in zip(positional, sample or [None] * len(positional))]
     call = f"adcli.rules.dispatch(adcli.rules.original({target}))" if is_user else target
@@ -335,5 +342,6 @@ def _test(sig, target: str, is_user: bool, ident: str, sample, script: str | Non
         uses_rng = any("rng." in e for e in examples)
         out.append(("    rng = np.random.default_rng(0)\n" if uses_rng else "") +
                    f"    args = ({', '.join(examples)}{',' if len(examples) == 1 else ''})\n"
-                   f"    print(check_rule({call}, *args{', kwargs={' + kw + '}' if keywords else ''}))\n")
+                   f"    print(check_rule({call}, *args{', kwargs={' + kw + '}' if keywords else ''}"
+                   f"{'' if wrt is None else f', argnums={wrt!r}'}))\n")
     return "".join(out)

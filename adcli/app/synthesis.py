@@ -31,9 +31,10 @@ class Synthesized:
     checks: tuple = ()
 
 
-def synthesize_targets(chosen, samples: dict, script: str | None, *, given: bool) -> dict:
+def synthesize_targets(chosen, samples: dict, script: str | None, *, given: bool, traced: dict | None = None) -> dict:
     """``{Signature: Synthesized}`` for the hand-write suggestions on ``__main__``'s functions.
-    ``given``: the user named ``script`` (else it is the profile's record: not run)."""
+    ``given``: the user named ``script`` (else it is the profile's record: not run). ``traced``:
+    Signature -> the positions of the arguments the run traced (the rule differentiates those)."""
     targets = [s for s in chosen if s.action == HAND_WRITE and s.tier != LIBRARY and s.signature.module == "__main__"]
     if not targets:
         return {}
@@ -45,17 +46,18 @@ def synthesize_targets(chosen, samples: dict, script: str | None, *, given: bool
         load_script(script, reload=True)
     except ScriptError as exc:
         return {s.signature: Synthesized(None, f"not synthesized: {exc}") for s in targets}
-    return {s.signature: _one(s.signature, samples.get(s.signature)) for s in targets}
+    return {s.signature: _one(s.signature, samples.get(s.signature), (traced or {}).get(s.signature)) for s in targets}
 
 
-def _one(sig, sample) -> Synthesized:
+def _one(sig, sample, traced=None) -> Synthesized:
     if sample is None or sig.kwargs:
         why = "keyword arguments" if sig.kwargs else "no sample of its arguments"
         return Synthesized(None, f"not synthesized: {why} in the profile (a rule is synthesized for the sample's "
                                  f"signature and verified on it)")
     try:
         func = original(sig.target)
-        synthesis = synthesize(func, tuple(sample))  # for the signature the rule is declared for
+        # for the signature the rule is declared for, and the arguments the run traced
+        synthesis = synthesize(func, tuple(sample), wrt=tuple(traced) if traced else None)
     except AdcliError as exc:  # SynthesisError, or the target not found
         return Synthesized(None, f"not synthesized: {exc}")
     try:

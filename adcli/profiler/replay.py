@@ -215,11 +215,12 @@ def in_program(profile: Profile, by_id: dict, budget: float = 0.2, deadline: flo
                     remove_rule(rule)
 
 
-def _synthesized(fn, target: str, types: tuple, args: tuple, kwargs: dict) -> tuple:
-    """(the rule synthesized for ``fn`` at this signature, out of the registry, or None; what
-    became of it: "verified", or why not). Verified on the sample before it is timed."""
+def _synthesized(fn, target: str, types: tuple, args: tuple, kwargs: dict, argnums: tuple) -> tuple:
+    """(the rule synthesized for ``fn`` at this signature and the arguments the run traced
+    (``argnums``), out of the registry, or None; what became of it: "verified", or why not).
+    Verified on the sample before it is timed."""
     try:
-        synthesis = synthesize(fn, args, kwargs)
+        synthesis = synthesize(fn, args, kwargs, wrt=argnums)
         agrees(synthesis, args, kwargs)  # export runs the full check_rule before it writes the rule
         [rule] = register(target, types, synthesis.rule(), source="hand-written",
                           origin="adcli replay: synthesized")
@@ -271,7 +272,7 @@ def _what_if_rules(stats: SignatureStats, setup) -> dict:
     except (AdcliError, ValueError):
         out["floor"] = None
     if stats.kind != "numpy":
-        out["synth"], stats.replay.synthesis = _synthesized(fn, target, types, tuple(args), kwargs)
+        out["synth"], stats.replay.synthesis = _synthesized(fn, target, types, tuple(args), kwargs, argnums)
     if stats.kind == "numpy" and any(i.outcome is ImportOutcome.AGREES for i in stats.replay.imports):
         try:
             # verified on this very sample by the replay's trial (_imports), moments ago

@@ -46,7 +46,7 @@ UNARY = {ast.USub: np.negative, ast.UAdd: np.positive}
 
 #: What generated code imports from runtime.py and calls.py (as ``_name``).
 RUNTIME = ("call_vjp", "copy", "pull", "push", "cotangent", "dot_vjp", "fit", "item", "method_vjp", "own", "saved",
-           "scatter", "spread", "spread_moment", "roll_back", "reshape_back", "transpose_back", "take", "take_last",
+           "scatter", "spread", "spread_moment", "roll", "roll_back", "reshape_back", "transpose_back", "take", "take_last",
            "to_extrema", "unbroadcast", "unconcatenate", "unstack", "zero_passing")
 
 #: Those of RUNTIME that live in calls.py (the gradient of a call: the engine's, or a callee's rule).
@@ -86,6 +86,7 @@ class Program:
     useful: set = field(default_factory=set)
     needed: set = field(default_factory=set)
     first_defs: set = field(default_factory=set)  # id(stmt) of assignments that bind a name for the first time
+    inactive: set = field(default_factory=set)  # parameters not differentiated (synthesize's wrt)
     counter: int = 0  # the rewritten statements' temporaries (_u1, _i1, ...)
     param_kinds: dict = field(default_factory=dict)  # from the signature synthesized for (kinds.of_value)
     scope: dict = field(default_factory=dict)  # the function's builtins, globals and closure variables
@@ -259,8 +260,8 @@ def analyse(prog: Program) -> None:
             prog.loop_vars.add(var)
     prog.kinds = infer(prog, prog.param_kinds, prog.scope, binds)
     # a parameter the signature says holds no float (an int, an index array) has no gradient
-    prog.active = {p for p in prog.params if not (prog.kinds.get(p) == INT or isinstance(prog.kinds.get(p), tuple)
-                                                  and prog.kinds[p][2] not in "fc")}
+    prog.active = {p for p in prog.params if p not in prog.inactive and not (
+        prog.kinds.get(p) == INT or isinstance(prog.kinds.get(p), tuple) and prog.kinds[p][2] not in "fc")}
     changed = True
     while changed:  # a fixpoint: a name assigned an active value anywhere is active
         changed = False
@@ -388,12 +389,12 @@ def _check_inplace(prog: Program, binds) -> None:
     for s, pairs, _, _ in binds:
         for t, v in pairs:
             if t in prog.inplace and v is not None and getattr(s, "aug", None) is None and not is_write(s) \
-                    and not is_append(s) and not _new_value(prog, v) and kind_of(prog, v, prog.kinds) not in (SCALAR, INT):
+                    and not is_append(s) and not new_value(prog, v) and kind_of(prog, v, prog.kinds) not in (SCALAR, INT):
                 prog.refuse(f"{t} = {ast.unparse(v)} and then {t} updated in place: the update would change the "
                             f"array {ast.unparse(v)} refers to as well: write {t} = {t} + ... (or copy it)", s)
 
 
-def _new_value(prog: Program, v) -> bool:
+def new_value(prog: Program, v) -> bool:
     """Whether ``v`` makes a value nothing else refers to: a number, arithmetic, a ufunc, a sum,
     a copy, a NumPy function that returns a new array."""
     if isinstance(v, (ast.Constant, ast.BinOp, ast.UnaryOp, ast.Compare, ast.List, ast.Tuple)):

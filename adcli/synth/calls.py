@@ -45,7 +45,7 @@ def call_vjp(f, args: tuple, kwargs: dict, argnums: tuple, g) -> tuple:
         return (0.0,) * len(argnums)
     got: dict = {}
     f = lists.list_aware(f)  # np.asarray of a list of values: the engine's own version
-    fwd = synthesized(f, args)
+    fwd = synthesized(f, args, tuple(wanted))
     if fwd is not None:
         ans, pullback = fwd(*args, **kwargs)
         cts = pullback(dense(g, ans))
@@ -69,11 +69,12 @@ def call_vjp(f, args: tuple, kwargs: dict, argnums: tuple, g) -> tuple:
     return tuple(sparse(got[k]) if k in got else 0.0 for k in argnums)
 
 
-def push(stack: list, f, *args, **kwargs):
-    """Call the user's function ``f`` through its synthesized rule and keep ``(answer, its
-    pullback, f)`` on ``stack`` for the pullback (``pull``); a function outside the subset is
-    called as it is and kept with its arguments (``pull`` then takes the engine's gradient)."""
-    fwd = synthesized(f, args)
+def push(stack: list, wrt: tuple, f, *args, **kwargs):
+    """Call the user's function ``f`` through its synthesized rule for the arguments ``wrt``
+    (positions, keyword arguments' names) and keep ``(answer, its pullback, f)`` on ``stack``
+    for the pullback (``pull``); a function outside the subset is called as it is and kept with
+    its arguments (``pull`` then takes the engine's gradient)."""
+    fwd = synthesized(f, args, wrt)
     if fwd is None:  # differentiated later by running it again: a generator it draws from, as it is now
         kept = (_generators_copied(args), _generators_copied(kwargs))
         ans = f(*args, **kwargs)
@@ -126,16 +127,17 @@ _METHODS: dict = {}
 _SYNTHESIZED = weakref.WeakKeyDictionary()  # a user's function -> {its arguments' kinds: its fwd, or None}
 
 
-def synthesized(f, args: tuple = ()):
-    """The synthesized ``fwd`` of a user's function for arguments of the kinds of ``args`` (None
-    for NumPy's and SciPy's, for a function outside the subset, and for a dispatch point, which a
-    declared rule may serve: the engine differentiates those). One per function and kinds of
-    arguments, made on first use."""
+def synthesized(f, args: tuple = (), wrt: tuple | None = None):
+    """The synthesized ``fwd`` of a user's function for arguments of the kinds of ``args``,
+    differentiated in ``wrt`` (positions or names; all if None) (None for NumPy's and SciPy's,
+    for a function outside the subset, and for a dispatch point, which a declared rule may serve:
+    the engine differentiates those). One per function, kinds of arguments and ``wrt``, made on
+    first use."""
     if not inspect.isfunction(f) or (getattr(f, "__module__", None) or "").split(".")[0] in ("numpy", "scipy", "adcli"):
         return None
     if hasattr(f, "__adcli_original__"):  # a dispatch point: a declared rule may serve it, through the engine
         return None
-    key = tuple(map(of_value, args))
+    key = (tuple(map(of_value, args)), wrt)
     per_kinds = _SYNTHESIZED.get(f)
     if per_kinds is None:
         per_kinds = _SYNTHESIZED[f] = {}
@@ -144,7 +146,7 @@ def synthesized(f, args: tuple = ()):
     except KeyError:
         pass
     try:
-        fwd = synthesize(f, args if args else None).load()
+        fwd = synthesize(f, args if args else None, wrt=wrt).load()
     except SynthesisError:
         fwd = None
     per_kinds[key] = fwd

@@ -30,11 +30,13 @@ def bind(func, fwd, pullback):
     return types.FunctionType(fwd.__code__, ns, fwd.__name__, fwd.__defaults__)
 
 
-def declare(target: str, types_: tuple, fwd, pullback, *, replace: bool = False) -> list:
+def declare(target: str, types_: tuple, fwd, pullback, *, wrt: tuple | None = None, replace: bool = False) -> list:
     """Declare the synthesized rule ``fwd``/``pullback`` for ``target`` ("module:qualname") at
     the signature ``types_`` (descriptors, as ``adcli.rules.rule`` takes them). The pullback's
     cotangents are trimmed to the arguments passed by position (a parameter left to its
-    default has none)."""
+    default has none). ``wrt``: the positions it differentiates, when it was synthesized for
+    some (its cotangent for another is None: the engine raises where a call traces one; ``adcli
+    check`` checks it for those)."""
     bound: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     def rule(*args, **kwargs):
@@ -47,6 +49,7 @@ def declare(target: str, types_: tuple, fwd, pullback, *, replace: bool = False)
         return ans, (lambda g: pb(g)[:n])
 
     rule.__name__ = rule.__qualname__ = fwd.__name__
+    rule.__adcli_wrt__ = None if wrt is None else tuple(wrt)
     rule.__doc__ = f"The synthesized rule of {target} ({fwd.__name__}, {pullback.__name__})."
     try:
         origin = f"synthesized, {inspect.getsourcefile(fwd)}:{inspect.getsourcelines(fwd)[1]}"

@@ -12,11 +12,25 @@ import ast
 import numpy as np
 
 from ..engine.core import passes
+from ..engine.keep import params_read
 from ..engine.registry import UFUNCS
 from . import adjoints
 from .analysis import BINARY, LINEAR, UNARY, is_active, reads_answer, scalar_op
 
 _LEAVES = (ast.Name, ast.Constant)
+
+
+def _shape_read_positions(vjp) -> list:
+    """Positions of the parameters a VJP reads for their shape alone (engine.keep.shape_read)."""
+    names = getattr(vjp, "__adcli_shape_read__", ())
+    code = getattr(vjp, "__code__", None)
+    params = code.co_varnames[:code.co_argcount] if code is not None else ()
+    return [k for k, p in enumerate(params) if p in names]
+
+#: NumPy functions the forward pass calls as the engine's own kernels (the same values and
+#: layout, without NumPy's argument handling: np.roll's costs several times its copies on small
+#: arrays): runtime.py's names for them.
+_KERNELS = {np.roll: "_roll"}
 
 
 def adjoint_name(name: str) -> str:
@@ -75,10 +89,19 @@ class Expressions:
             for a in operands:
                 yield from self.reached(a)
 
+    def wrt(self, call) -> str:
+        """The operands of a call of the user's function that carry a gradient: its rule's ``wrt``."""
+        keys = [k for k, a in enumerate(call.args) if is_active(self.prog, a)]
+        keys += [kw.arg for kw in call.keywords if is_active(self.prog, kw.value)]
+        return "(" + ", ".join(map(repr, keys)) + ("," if len(keys) == 1 else "") + ")"
+
     def reads_answer(self, v) -> bool:
         return reads_answer(self.prog, v)
 
     def temp(self, prefix: str) -> str:
+        if self.fwd_mode and prefix == "_t":  # a value the forward pass names (saves.py): unique in the rule
+            self.vn += 1
+            return f"_v{self.vn}"
         self.n += 1
         return f"{prefix}{self.n}"
 
@@ -93,10 +116,13 @@ class Expressions:
         elif not is_active(prog, node) or isinstance(node, ast.Compare):
             text = self.temp("_t")
             out.append(f"{text} = {ast.unparse(node)}")
+            if self.fwd_mode:
+                self.note(text, node, ast.unparse(node))
         else:
             # a scalar sum's adjoints read no operand: they are not computed for it
             inner = want or root is not None or not (hasattr(node, "op") and isinstance(node.op, LINEAR)
                                                      and scalar_op(prog, node))
+            again = None
             if isinstance(node, ast.BinOp):
                 a = self.values(node.left, None, vals, out, want=inner)
                 b = self.values(node.right, None, vals, out, want=inner)
@@ -112,6 +138,12 @@ class Expressions:
                     f"({', '.join(items)}{',' if len(items) == 1 else ''})"
             elif isinstance(node, ast.Attribute):  # .T
                 expr = f"{self.values(node.value, None, vals, out)}.T"
+            elif id(node) in self.pushes and self.fwd_mode:  # run through its rule, its pullback kept
+                args = [self.values(a, None, vals, out) for a in node.args]
+                kws = [f"{k.arg}={self.values(k.value, None, vals, out)}" for k in node.keywords]
+                stack = self.pushes[id(node)]
+                expr = f"_push({', '.join([stack, self.wrt(node), ast.unparse(node.func)] + args + kws)})"
+                again = f"{stack}[-1][0]"
             elif id(node) in self.pushes:  # its answer, kept with its pullback (its operands' for their adjoints)
                 for a in [*node.args, *(k.value for k in node.keywords)]:
                     self.values(a, None, vals, out, want=False)
@@ -124,12 +156,16 @@ class Expressions:
                     recv = self.values(node.func.value, None, vals, out)
                     expr = f"{recv}.{kind[1]}({', '.join(args + kws)})"
                 else:
-                    expr = f"{ast.unparse(node.func)}({', '.join(args + kws)})"
+                    func = _KERNELS.get(kind[1], ast.unparse(node.func)) if self.fwd_mode and kind[0] == "call" else \
+                        ast.unparse(node.func)
+                    expr = f"{func}({', '.join(args + kws)})"
             if root is not None:
                 text = root
             elif want or self.reads_answer(node):
                 text = self.temp("_t")
                 out.append(f"{text} = {expr}")
+                if self.fwd_mode:
+                    self.note(text, node, expr, again)
             else:
                 text = "None"  # no VJP reads it
         vals[id(node)] = text
@@ -181,12 +217,20 @@ class Expressions:
         else:
             ufunc, args = prog.calls[id(node)][1], node.args
         vjps = UFUNCS[ufunc].vjps
-        operands = ", ".join(vals[id(a)] for a in args)
         for k, a in enumerate(args):
             if vjps[k] is None or not is_active(prog, a):
                 continue
-            c = g if vjps[k] is passes else f"{self.bind(ufunc, k, node)}({g}, {vals[id(node)]}, {operands})"
+            c = g if vjps[k] is passes else f"{self.bind(ufunc, k, node)}({self.vjp_args(vjps[k], g, node, args, vals)})"
             self.give(a, f"_unbroadcast({c}, {vals[id(a)]})", vals, out)
+
+    @staticmethod
+    def vjp_args(vjp, g: str, node, args, vals: dict) -> str:
+        """A registry VJP's arguments ``g, ans, *operands``: None for a value it does not read
+        (engine.keep.params_read: mul's reads no answer), so the forward pass need not keep it."""
+        texts = [g, vals[id(node)], *(vals[id(a)] for a in args)]
+        read = params_read(vjp) or set(range(len(texts)))
+        read |= set(_shape_read_positions(vjp))
+        return ", ".join(t if k == 0 or k in read else "None" for k, t in enumerate(texts))
 
     def back_scalar(self, node, g: str, vals: dict, out: list) -> None:
         """Arithmetic and ufuncs on scalars: the adjoints as plain expressions (+ - * / written
@@ -208,10 +252,10 @@ class Expressions:
         ufunc, args = (BINARY[type(op)], [node.left, node.right]) if isinstance(node, ast.BinOp) else \
             (prog.calls[id(node)][1], node.args)
         vjps = UFUNCS[ufunc].vjps
-        operands = ", ".join(vals[id(a)] for a in args)
         for k, a in enumerate(args):
             if vjps[k] is not None and is_active(prog, a):
-                c = g if vjps[k] is passes else f"{self.bind(ufunc, k, node)}({g}, {vals[id(node)]}, {operands})"
+                c = g if vjps[k] is passes else \
+                    f"{self.bind(ufunc, k, node)}({self.vjp_args(vjps[k], g, node, args, vals)})"
                 self.give(a, c, vals, out)
 
     def back_call(self, node, g: str, vals: dict, out: list) -> None:

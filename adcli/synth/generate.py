@@ -28,9 +28,10 @@ from .analysis import (
     pushed,
 )
 from .expressions import Expressions, adjoint_name, index_value
+from .saves import Saves
 
 
-class Generator(Expressions):
+class Generator(Expressions, Saves):
     def __init__(self, prog: Program):
         self.prog = prog
         self.bindings: dict = {}  # "_vjp_sin_0" -> its definition
@@ -41,6 +42,10 @@ class Generator(Expressions):
         self.pushes: dict = {}  # id(a call of a user's function) -> the stack its (answer, pullback) go on
         self.owns = False  # the pullback writes into adjoints in place, or reads a container's
         self.n = 0  # temporaries of the statement being reversed
+        self.plans: dict = {}  # id(statement) -> its saves.Plan: the values the forward pass keeps for it
+        self.meta: dict = {}  # a forward value's name -> (kept?, how to compute it again), for saves.py
+        self.fwd_mode = False  # values() names the forward pass's values (saves.py)
+        self.vn = 0  # the forward pass's named values
 
     # --- fwd ----------------------------------------------------------------------------
 
@@ -76,6 +81,11 @@ class Generator(Expressions):
                 if pushed(prog, s, y):  # the elements it overwrites
                     out.append(f"{ind}{self.stack(y)}.append(_saved({ast.unparse(s.targets[0])}))")
                 out.append(ind + self.with_pushes(s))
+            elif self.saving(s):
+                t = pairs_of(s)[0][0]
+                if pushed(prog, s, t):
+                    out.append(f"{ind}{self.stack(t)}.append({t})")
+                self.forward_saving(s, depth, ind, out)
             elif isinstance(s, (ast.Assign, ast.Expr)):
                 aug = getattr(s, "aug", None)  # y += e: run as written (in place for an array: its old value copied)
                 for t, _ in pairs_of(s):
@@ -113,7 +123,7 @@ class Generator(Expressions):
     def with_pushes(self, s, shown=None) -> str:
         """The statement as written, save that a call of the user's own function whose value the
         pullback differentiates runs through its rule, keeping its pullback on a stack
-        (``_push(_calls1, f, x)``): the pullback neither runs it again nor traces it."""
+        (``_push(_calls1, (0,), f, x)``: its rule differentiates the operands that carry a gradient): the pullback neither runs it again nor traces it."""
         prog = self.prog
         live = [v for t, v in pairs_of(s) if prog.adjoint(t) and is_active(prog, v)]
         calls = [n for v in live for n in self.reached(v) if isinstance(n, ast.Call) and prog.calls[id(n)][0] == "user"]
@@ -138,8 +148,8 @@ class Generator(Expressions):
         stack = self.pushes.get(id(node))
         if stack is None:
             return new
-        return ast.Call(ast.Name("_push", ast.Load()), [ast.Name(stack, ast.Load()), new.func, *new.args],
-                        new.keywords)
+        return ast.Call(ast.Name("_push", ast.Load()), [ast.Name(stack, ast.Load()), ast.parse(self.wrt(node)).body[0].value,
+                                                        new.func, *new.args], new.keywords)
 
     def relevant(self, s) -> bool:
         """Whether the pullback reverses anything in ``s``: an adjoint to hand on or reset, a value to pop."""
@@ -209,6 +219,14 @@ class Generator(Expressions):
             seeds[t] = self.temp("_g")
             out.append(f"{seeds[t]} = {adjoint_name(t)}")
         out += [f"{adjoint_name(t)} = 0.0" for t, _ in adj]  # the value it had before is another one
+        plan = self.plans.get(id(s))
+        if plan is not None:  # its values kept by the forward pass, or computed again from the restored names
+            if pushed(prog, s, pairs[0][0]):
+                out.append(self.pop(pairs[0][0]))
+            out += self.restore(plan)
+            for t, v in live:
+                self.back(v, seeds[t], plan.vals, out)
+            return out
         roots = {}
         for t, v in live:
             if self.reads_answer(v):  # the statement's answer is the name's value now
@@ -266,6 +284,14 @@ class Generator(Expressions):
         head, bindings, functions = self.parts()
         return "\n".join(head + [""] + bindings + ([""] if bindings else []) + ["", functions])
 
+    def result(self, p: str, raw: bool = False) -> str:
+        """A parameter's cotangent: None for one not differentiated (``wrt``: the engine raises if
+        it is traced), else its adjoint (``_raw``: as it is, for a caller's synthesized rule)."""
+        if p in self.prog.inactive:
+            return "None"
+        adj = adjoint_name(p) if self.prog.adjoint(p) else "0.0"
+        return adj if raw else f"_cotangent({adj}, {p})"
+
     def parts(self, fwd: str = "fwd", pullback: str = "pullback") -> tuple[list, list, str]:
         """``(header lines and imports, VJP bindings, the two functions' text)``, the functions
         named ``fwd`` and ``pullback`` (an exported module names each rule's pair apart)."""
@@ -297,10 +323,8 @@ class Generator(Expressions):
             *[f"    {adjoint_name(n)} = 0.0" for n in sorted(prog.active & prog.useful - {prog.output})],
             *bwd_body,
             "    if _raw:  # for a caller's synthesized rule: the adjoints as they are",
-            "        return (" + ", ".join(adjoint_name(p) if prog.adjoint(p) else "0.0" for p in params) +
-            ("," if len(params) == 1 else "") + ")",
-            "    return (" + ", ".join(f"_cotangent({adjoint_name(p) if prog.adjoint(p) else '0.0'}, {p})"
-                                      for p in params) + ("," if len(params) == 1 else "") + ")",
+            "        return (" + ", ".join(self.result(p, raw=True) for p in params) + ("," if len(params) == 1 else "") + ")",
+            "    return (" + ", ".join(self.result(p) for p in params) + ("," if len(params) == 1 else "") + ")",
             "",
         ]
         text = "\n".join(body)

@@ -16,6 +16,7 @@ import numbers
 
 import numpy as np
 
+from ..engine.rules.shape import _roll
 from ..engine.sums import unbroadcast as _engine_unbroadcast
 from ..errors import SynthesisError
 
@@ -289,9 +290,16 @@ def fit(c, v):
     return unbroadcast(c, v)
 
 
+def roll(x, shift, axis=None):
+    """``np.roll(x, shift, axis)``, by the engine's kernel for one shift along one axis."""
+    return _roll(x, shift, axis)
+
+
 def roll_back(g, shift, axis=None):
     """The cotangent of ``x`` for ``np.roll(x, shift, axis)``: g rolled back."""
-    return 0.0 if _zero(g) else np.roll(g, np.negative(shift), axis=axis)
+    if _zero(g):
+        return 0.0
+    return _roll(g, -shift, axis) if isinstance(shift, (int, np.integer)) else np.roll(g, np.negative(shift), axis=axis)
 
 
 def reshape_back(g, x):

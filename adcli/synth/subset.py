@@ -23,7 +23,7 @@ from .kinds import of_value
 # Names the generated module uses for itself; a function using one is refused (it would be shadowed).
 RESERVED = re.compile(r"^(_np|_special|_UFUNCS|_push|_pull|_raw|" + "|".join(f"_{name}" for name in RUNTIME) +
                       r"|fwd|pullback|_vjp_\w+|_stack_\w+|"
-                      r"_(count|counts|range|ranges|branch|branches|step|calls|t|g|c|i|u)\d+|_out|_d_out|d_\w+)$")
+                      r"_(count|counts|range|ranges|branch|branches|step|calls|kept|t|g|c|i|u|v)\d+|_out|_d_out|d_\w+)$")
 
 #: What a random generator draws with (np.random.Generator's and RandomState's methods): a method of
 #: that name is taken for a draw whatever its receiver (an array has none of them).
@@ -48,10 +48,11 @@ _WORDS = {
 
 
 
-def parse(func, args: tuple | None = None, kwargs: dict | None = None) -> Program:
+def parse(func, args: tuple | None = None, kwargs: dict | None = None, wrt=None) -> Program:
     """Read ``func``'s source into a :class:`Program`, or raise SynthesisError naming what is
     outside the subset. ``args``: arguments of the signature the rule is for (their kinds:
-    kinds.py); without them nothing is assumed of the parameters."""
+    kinds.py); without them nothing is assumed of the parameters. ``wrt``: the parameters
+    differentiated (positions or names; all, if None): the others' adjoints are not computed."""
     name = getattr(func, "__qualname__", repr(func))
     code = getattr(func, "__code__", None)
     if code is None or not inspect.isfunction(func) or func.__name__ == "<lambda>":
@@ -103,6 +104,9 @@ def parse(func, args: tuple | None = None, kwargs: dict | None = None) -> Progra
         prog.param_kinds = {p: of_value(a) for p, a in zip(prog.params, args)}
         prog.param_kinds.update({p: of_value(a) for p, a in (kwargs or {}).items() if p in prog.params})
     prog.scope = checker.scope
+    if wrt is not None:
+        chosen = {prog.params[k] if isinstance(k, int) else k for k in wrt if not isinstance(k, int) or k < len(prog.params)}
+        prog.inactive = set(prog.params) - chosen
     analyse(prog)
     return prog
 

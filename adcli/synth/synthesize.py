@@ -6,6 +6,7 @@ import linecache
 from dataclasses import dataclass, field
 from typing import Callable
 
+from ..engine import allocator
 from .analysis import Program, closure_values
 from .generate import Generator
 from .subset import parse
@@ -20,6 +21,15 @@ class Synthesis:
     func: Callable
     source: str
     program: Program = field(repr=False)
+    wrt: tuple | None = None  # the positions (or names) differentiated: all, if None
+
+    @property
+    def argnums(self) -> tuple | None:
+        """The positions of the parameters differentiated (None: all)."""
+        if self.wrt is None:
+            return None
+        params = self.program.params
+        return tuple(sorted(i for i, p in enumerate(params) if p not in self.program.inactive))
 
     @property
     def filename(self) -> str:
@@ -51,15 +61,21 @@ class Synthesis:
         return rule
 
     def load(self) -> Callable:
-        """The rule's ``fwd(*args) -> (ans, pullback)``."""
+        """The rule's ``fwd(*args) -> (ans, pullback)``. Like a gradient, it keeps glibc's freed
+        memory for the next run (engine/allocator.py: the values it keeps are freed together)."""
+        allocator.keep_gradient_memory()
         return self.namespace()["fwd"]
 
 
-def synthesize(func: Callable, args: tuple | None = None, kwargs: dict | None = None) -> Synthesis:
+def synthesize(func: Callable, args: tuple | None = None, kwargs: dict | None = None, wrt=None) -> Synthesis:
     """The rule of ``func`` by source transformation, or SynthesisError naming the first
     construct outside the subset (adcli.synth's docstring) and its ``file:line``. ``args``: a
     sample of the signature the rule is for: the kinds of its arguments (a float, an int, an
     array of n dimensions) let scalars' adjoints be written as plain arithmetic (kinds.py);
-    the rule is then for that signature only (``kwargs``: its keyword arguments, if any)."""
-    program = parse(func, args, kwargs)
-    return Synthesis(func, Generator(program).module(), program)
+    the rule is then for that signature only (``kwargs``: its keyword arguments, if any).
+    ``wrt``: the arguments differentiated (positions, or keyword arguments' names; all if None):
+    the others' adjoints are not computed, and the pullback's cotangent for each is None (the
+    engine raises, naming the rule, where a call traces one)."""
+    program = parse(func, args, kwargs, wrt)
+    every = wrt is None or not program.inactive  # every parameter differentiated: a rule for any traced ones
+    return Synthesis(func, Generator(program).module(), program, None if every else tuple(wrt))

@@ -34,7 +34,7 @@ def verify(synthesis: Synthesis, args: tuple, *, timing: bool = False, seed: int
     bound = module.__dict__.get(func.__qualname__, None) if module is not None else None  # declaring rebinds it
     [rule] = register(target, types, fwd, replace=True, origin=f"synthesized from {synthesis.program.file}")
     try:
-        return check_rule(dispatch(func), *args, rule=rule, timing=timing, seed=seed)
+        return check_rule(dispatch(func), *args, rule=rule, timing=timing, seed=seed, argnums=synthesis.argnums)
     finally:
         remove_rule(rule, restore=previous)
         if bound is not None:
@@ -53,7 +53,8 @@ def agrees(synthesis: Synthesis, args: tuple, kwargs: dict | None = None, seed: 
     rng = np.random.default_rng(seed)
     leaves, unflatten = flatten(ans)
     g = unflatten([rng.standard_normal(np.shape(v)) if _is_float(v) else None for v in leaves])
-    nums = tuple(k for k, a in enumerate(args) if any(_is_float(v) for v in flatten(a)[0]))
+    nums = tuple(k for k, a in enumerate(args) if any(_is_float(v) for v in flatten(a)[0])
+                 and (synthesis.argnums is None or k in synthesis.argnums))
     if not nums:
         return
     value, want = vjp(func, nums, g)(*copy.deepcopy(args), **copy.deepcopy(kwargs))
