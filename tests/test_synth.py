@@ -499,10 +499,10 @@ def test_synthesized_for_some_arguments_the_others_get_none_and_a_traced_one_is_
     """``wrt``: the adjoints of the other parameters are not computed (nor those of a callee's
     parameters fed by them); their cotangents are None, which the engine refuses for a traced
     argument rather than take for zero."""
+    from adcli.engine.descriptors import describe
+    from adcli.engine.registry import remove_rule
     from adcli.errors import RuleError
     from adcli.rules.declare import register
-    from adcli.engine.registry import remove_rule
-    from adcli.engine.descriptors import describe
 
     u, v = np.random.default_rng(2).standard_normal((2, 6, 5))
     full, part = synthesize(stepped, (u, 0.3, v)), synthesize(stepped, (u, 0.3, v), wrt=(0, 1))

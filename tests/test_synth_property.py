@@ -207,6 +207,15 @@ def f(x1, x2):
 def f(x, w):
     return np.sum(abs(sum([x, w * x, x * x]))) + abs(np.sum(w) - 0.3)
 """, lambda: (np.array([0.4, -1.2, 0.7]), np.array([1.0, 2.0, -0.5]))),
+    "zero-adjoint-slice-of-list": (
+        "an adjoint nothing reached (np.ones_like reads only its operand's shape) handed to a slice of "
+        "a list (np.array_split(...)[::-1]) crashed the scatter into the list's adjoint (TypeError)",
+        """
+def f(x0):
+    v1 = x0[np.array([False, True, True, False]), None]
+    v2 = np.concatenate(np.array_split(v1, 2, axis=0)[::-1], axis=0)
+    return np.sum(np.ones_like(v2) * x0[0])
+""", lambda: (np.array([0.03, 1.49, -0.01, 0.53]),)),
 })
 
 # Seeds of the fixed samples that fail because of the bugs above (the sample's own outcome, or the

@@ -102,6 +102,10 @@ def _full(args, kws, g, ans):
     return None if fill is None else {1: f"_unbroadcast({g}, {fill})", "fill_value": f"_unbroadcast({g}, {fill})"}
 
 
+def _shaped(args, kws, g, ans):
+    return {}  # np.zeros_like(x) & co.: x's shape and dtype only, no gradient
+
+
 def _repeat(args, kws, g, ans):
     return None  # many forms (a count per item): the engine's gradient
 
@@ -111,7 +115,7 @@ def _repeat(args, kws, g, ans):
 INDEX_PARAMS = {np.roll: {1, 2}, np.where: {0}, np.stack: {1}, np.concatenate: {1}, np.sum: {1}, np.mean: {1},
                 np.max: {1}, np.min: {1}, np.amax: {1}, np.amin: {1}, np.reshape: {1}, np.squeeze: {1},
                 np.expand_dims: {1}, np.transpose: {1}, np.full: {0}, np.full_like: {0}, np.var: {1},
-                np.std: {1}}
+                np.std: {1}, np.empty_like: {0}, np.zeros_like: {0}, np.ones_like: {0}}
 INDEX_NAMES = {"axis", "keepdims", "shift", "axes", "newshape", "shape", "dtype", "order", "ddof"}
 
 #: NumPy function -> its written adjoint.
@@ -120,7 +124,7 @@ CALLS = {
     np.mean: _mean, np.max: _extremum, np.min: _extremum, np.amax: _extremum, np.amin: _extremum,
     np.reshape: _reshaped, np.squeeze: _reshaped, np.expand_dims: _reshaped, np.ravel: _reshaped,
     np.transpose: _transpose, np.dot: _dot, np.full: _full, np.full_like: _full, np.var: _moment(False),
-    np.std: _moment(True),
+    np.std: _moment(True), np.empty_like: _shaped, np.zeros_like: _shaped, np.ones_like: _shaped,
 }
 #: Methods of an array (``x.sum(axis=0)``): the receiver is operand 0.
 METHODS = {

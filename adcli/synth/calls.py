@@ -9,6 +9,7 @@ import copy as copy_module
 import inspect
 import numbers
 import weakref
+from types import FunctionType
 
 import numpy as np
 
@@ -23,6 +24,7 @@ __all__ = ["call_vjp", "dot_vjp", "method_vjp", "pull", "push"]
 
 ndarray = np.ndarray
 _CONTAINERS = (list, tuple, dict)
+_PLAIN = (ndarray, float)  # adjoints sparse() leaves as they are
 
 
 def _differentiable(v) -> bool:
@@ -106,9 +108,11 @@ def pull(kept: tuple, g, argnums: tuple) -> tuple:
     if isinstance(g, numbers.Number) and g == 0:
         return (0.0,) * len(argnums)
     cts = pullback(dense(g, ans), True)  # the callee's adjoints as they are (a Sparse stays one)
-    names = f.__code__.co_varnames[:f.__code__.co_argcount]
-    picked = (cts[k if isinstance(k, int) else names.index(k)] for k in argnums)
-    return tuple(0.0 if c is None else sparse(c) for c in picked)
+    out = []
+    for k in argnums:
+        c = cts[k] if type(k) is int else cts[f.__code__.co_varnames.index(k)]
+        out.append(0.0 if c is None else c if type(c) in _PLAIN else sparse(c))
+    return tuple(out)
 
 
 def method_vjp(name: str, args: tuple, kwargs: dict, argnums: tuple, g) -> tuple:
@@ -133,18 +137,16 @@ def synthesized(f, args: tuple = (), wrt: tuple | None = None):
     for a function outside the subset, and for a dispatch point, which a declared rule may serve:
     the engine differentiates those). One per function, kinds of arguments and ``wrt``, made on
     first use."""
+    key = (tuple([of_value(a) for a in args]), wrt)
+    per_kinds = _SYNTHESIZED.get(f) if type(f) is FunctionType else None
+    if per_kinds is not None and key in per_kinds:  # a function seen before (the checks below passed)
+        return per_kinds[key]
     if not inspect.isfunction(f) or (getattr(f, "__module__", None) or "").split(".")[0] in ("numpy", "scipy", "adcli"):
         return None
     if hasattr(f, "__adcli_original__"):  # a dispatch point: a declared rule may serve it, through the engine
         return None
-    key = (tuple(map(of_value, args)), wrt)
-    per_kinds = _SYNTHESIZED.get(f)
     if per_kinds is None:
         per_kinds = _SYNTHESIZED[f] = {}
-    try:
-        return per_kinds[key]
-    except KeyError:
-        pass
     try:
         fwd = synthesize(f, args if args else None, wrt=wrt).load()
     except SynthesisError:

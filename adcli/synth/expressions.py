@@ -18,6 +18,10 @@ from . import adjoints
 from .analysis import BINARY, LINEAR, UNARY, is_active, reads_answer, scalar_op
 
 _LEAVES = (ast.Name, ast.Constant)
+#: The adjoints of ufuncs of one float scalar, written out (the registry's VJPs, on a scalar:
+#: Python's math on a float is many times faster than NumPy's functions on a NumPy scalar).
+_SCALAR_VJPS = {np.sin: "{g} * _math.cos({x})", np.cos: "-{g} * _math.sin({x})", np.exp: "{g} * {ans}",
+                np.tanh: "{g} * (1.0 - {ans} * {ans})", np.sqrt: "{g} * 0.5 / {ans}", np.log: "{g} / {x}"}
 
 
 def _shape_read_positions(vjp) -> list:
@@ -251,6 +255,10 @@ class Expressions:
             return
         ufunc, args = (BINARY[type(op)], [node.left, node.right]) if isinstance(node, ast.BinOp) else \
             (prog.calls[id(node)][1], node.args)
+        if ufunc in _SCALAR_VJPS and len(args) == 1 and not getattr(node, "keywords", ()):  # written out: no NumPy scalar calls
+            self.math = self.math or "_math." in _SCALAR_VJPS[ufunc]
+            self.give(args[0], _SCALAR_VJPS[ufunc].format(g=g, x=vals[id(args[0])], ans=vals[id(node)]), vals, out)
+            return
         vjps = UFUNCS[ufunc].vjps
         for k, a in enumerate(args):
             if vjps[k] is not None and is_active(prog, a):

@@ -39,6 +39,7 @@ class Generator(Expressions, Saves):
         self.stacks: list = []  # the lists fwd makes: values pushed, nested loops' and ifs' bookkeeping
         self.carried: list = []  # the top-level bookkeeping the pullback receives
         self.special = False  # a VJP of scipy.special's is bound
+        self.math = False  # a scalar adjoint calls Python's math
         self.pushes: dict = {}  # id(a call of a user's function) -> the stack its (answer, pullback) go on
         self.owns = False  # the pullback writes into adjoints in place, or reads a container's
         self.n = 0  # temporaries of the statement being reversed
@@ -80,7 +81,10 @@ class Generator(Expressions, Saves):
                 y = s.targets[0].value.id
                 if pushed(prog, s, y):  # the elements it overwrites
                     out.append(f"{ind}{self.stack(y)}.append(_saved({ast.unparse(s.targets[0])}))")
-                out.append(ind + self.with_pushes(s))
+                if self.saving(s):
+                    self.forward_saving(s, depth, ind, out)
+                else:
+                    out.append(ind + self.with_pushes(s))
             elif self.saving(s):
                 t = pairs_of(s)[0][0]
                 if pushed(prog, s, t):
@@ -123,7 +127,8 @@ class Generator(Expressions, Saves):
     def with_pushes(self, s, shown=None) -> str:
         """The statement as written, save that a call of the user's own function whose value the
         pullback differentiates runs through its rule, keeping its pullback on a stack
-        (``_push(_calls1, (0,), f, x)``: its rule differentiates the operands that carry a gradient): the pullback neither runs it again nor traces it."""
+        (``_push(_calls1, (0,), f, x)``: its rule differentiates the operands that carry a
+        gradient): the pullback neither runs it again nor traces it."""
         prog = self.prog
         live = [v for t, v in pairs_of(s) if prog.adjoint(t) and is_active(prog, v)]
         calls = [n for v in live for n in self.reached(v) if isinstance(n, ast.Call) and prog.calls[id(n)][0] == "user"]
@@ -255,6 +260,11 @@ class Generator(Expressions, Saves):
             out.append(f"{adjoint_name(y)}, {g} = _take({adjoint_name(y)}, {y}, {idx})")
         if pushed(prog, s, y):
             out.append(f"{ast.unparse(target)} = _stack_{y}.pop()")
+        plan = self.plans.get(id(s))
+        if plan is not None and g is not None and g != "_":  # its values kept by the forward pass, or computed again
+            out += self.restore(plan)
+            self.give(v, f"_fit({g}, {plan.vals[id(v)]})", plan.vals, out)
+            return out
         if g is not None and g != "_":
             vals: dict = {}
             self.values(v, None, vals, out, want=True)
@@ -333,6 +343,7 @@ class Generator(Expressions, Saves):
             "# its rule by source transformation, verified with adcli.testing.check_rule before use; its free",
             f"# names are {func.__name__}'s globals and closure variables. Regenerate rather than edit.",
             *(["import numpy as _np"] if "_np." in text + "".join(self.bindings.values()) else []),
+            *(["import math as _math"] if self.math else []),
             *(["import scipy.special as _special"] if self.special else []),
             "",
             *(["from adcli.engine.registry import UFUNCS as _UFUNCS"] if self.bindings else []),

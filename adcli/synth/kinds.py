@@ -25,6 +25,11 @@ _TOP = "?"  # not concluded yet (the fixpoint's start)
 
 def of_value(v):
     """A value's kind: SCALAR, INT, ("array", ndim, dtype kind), or None."""
+    t = type(v)
+    if t is float:  # the common cases first (a synthesized callee's rule is looked up by them, per call)
+        return SCALAR
+    if t is np.ndarray:
+        return ("array", v.ndim, v.dtype.kind)
     if isinstance(v, (bool, int, np.integer, np.bool_)):
         return INT
     if isinstance(v, (float, np.floating)):

@@ -33,7 +33,11 @@ def unbroadcast(c, x):
     adjoint (0.0: a branch not taken, a loop run zero times) that met a broadcasting VJP may
     come with fewer elements than the operand: zeros of its shape. Anything else that does not
     fit is an error, never a cotangent of the wrong shape."""
-    if type(x) is ndarray and type(c) is ndarray and c.shape != x.shape and (c.ndim < x.ndim or c.size < x.size):
+    if type(x) is ndarray and type(c) is ndarray:
+        if c.shape == x.shape and c.dtype == x.dtype:  # the common case, at the cost of two comparisons
+            return c
+        if not (c.ndim < x.ndim or c.size < x.size):
+            return _engine_unbroadcast(c, x)
         if not c.any():
             return np.zeros(x.shape, c.dtype if x.dtype.kind not in "fc" else x.dtype)
         return np.broadcast_to(c, x.shape)  # raises for a cotangent that does not fit
@@ -129,7 +133,10 @@ def _owned(d, x):
 
 def scatter(d, x, i, c):
     """``d`` (the adjoint of ``x``) with ``c`` (the adjoint of ``x[i]``) added at ``i``; in place
-    once the pullback owns d (O(1) per element). A container's adjoint is a Sparse."""
+    once the pullback owns d (O(1) per element). A container's adjoint is a Sparse. An adjoint
+    nothing reached (0.0) adds nothing."""
+    if type(c) is float and c == 0.0:
+        return d
     if type(d) is ndarray and type(i) is int:  # the scalar loop's case: d is already the pullback's (x[i])
         d[i] += c
         return d
@@ -266,6 +273,8 @@ def unstack(g, axis):
     """The adjoint of the list ``np.stack`` was given: g's slices along ``axis``."""
     if _zero(g):
         return 0.0
+    if type(g) is ndarray and axis == 0:  # the common case, without moveaxis's argument handling
+        return Sparse(enumerate(g))
     return Sparse(enumerate(np.moveaxis(g, axis, 0)))
 
 

@@ -11,8 +11,9 @@ written into later): those are cheap, or must be read as they were. Kept values 
 pullback as its arguments (statements outside loops and branches) or, one tuple per run of the
 statement, on a stack.
 
-An augmented assignment (run in place in the forward pass), a write into an array and an
-append keep nothing of their own: their pullbacks compute their values again, as before.
+A write into an array (``y[i, j] = np.sin(x[i, j])``) is run and planned the same way (the
+elements it overwrites are saved first, as before). An augmented assignment (run in place in the
+forward pass) and an append keep nothing of their own: their pullbacks compute their values again.
 """
 
 from __future__ import annotations
@@ -21,8 +22,7 @@ import ast
 import re
 from dataclasses import dataclass
 
-from .analysis import is_active, is_append, is_write, pairs_of
-from .analysis import new_value
+from .analysis import is_active, is_append, is_write, new_value, pairs_of
 
 _NAME = re.compile(r"\b_v\d+\b")
 _LEAVES = (ast.Name, ast.Constant)
@@ -42,9 +42,9 @@ class Saves:
     """The generator's half that plans kept values (its state: ``plans``, ``meta``, ``fwd_mode``, ``vn``)."""
 
     def saving(self, s) -> bool:
-        """Whether ``s`` is run as named intermediate values, some kept for its pullback."""
+        """Whether ``s`` (``y = e``, ``y[i] = e``) is run as named intermediate values, some kept for its pullback."""
         prog = self.prog
-        if not isinstance(s, ast.Assign) or is_write(s) or is_append(s) or getattr(s, "aug", None) is not None:
+        if not isinstance(s, ast.Assign) or is_append(s) or getattr(s, "aug", None) is not None:
             return False
         pairs = pairs_of(s)
         if len(pairs) != 1:
@@ -80,17 +80,22 @@ class Saves:
             root = self.values(v, None, vals, lines, want=True)
         finally:
             self.fwd_mode = False
-        if root in self.meta and (t in prog.mutables or t in prog.inplace):  # changed in place later: not kept
+        if root in self.meta and not is_write(s) and (t in prog.mutables or t in prog.inplace):  # changed later
             fresh, expr = self.meta[root]
             self.meta[root] = (False, expr)
+        shown = ast.unparse(s.targets[0])  # y, or y[i, j] for a write into y
         if lines and lines[-1].startswith(f"{root} = "):  # y = _v3 = a * b
-            lines[-1] = f"{t} = {lines[-1]}"
+            lines[-1] = f"{shown} = {lines[-1]}"
         else:
-            lines.append(f"{t} = {root}")
+            lines.append(f"{shown} = {root}")
         out += [ind + line for line in lines]
         scratch: list = []
         n = self.n
-        self.back(v, "_g", vals, scratch)  # the VJPs, to see what they read (written again in the pullback)
+        # the VJPs, to see what they read (written again in the pullback)
+        if is_write(s):
+            self.give(v, f"_fit(_g, {root})", vals, scratch)
+        else:
+            self.back(v, "_g", vals, scratch)
         self.n = n
         read = set(_NAME.findall("\n".join(scratch)))
         order = list(self.meta)

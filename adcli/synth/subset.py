@@ -21,7 +21,7 @@ from .analysis import PLAIN_ATTRS, PLAIN_BUILTINS, RUNTIME, Program, analyse, cl
 from .kinds import of_value
 
 # Names the generated module uses for itself; a function using one is refused (it would be shadowed).
-RESERVED = re.compile(r"^(_np|_special|_UFUNCS|_push|_pull|_raw|" + "|".join(f"_{name}" for name in RUNTIME) +
+RESERVED = re.compile(r"^(_np|_math|_special|_UFUNCS|_push|_pull|_raw|" + "|".join(f"_{name}" for name in RUNTIME) +
                       r"|fwd|pullback|_vjp_\w+|_stack_\w+|"
                       r"_(count|counts|range|ranges|branch|branches|step|calls|kept|t|g|c|i|u|v)\d+|_out|_d_out|d_\w+)$")
 
