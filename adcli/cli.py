@@ -18,6 +18,7 @@ from dataclasses import fields
 import click
 
 from . import app
+from .cli_corpus import corpus
 from .cli_types import Seconds, Size
 from .errors import AdcliError
 from .render import console as console_settings
@@ -386,6 +387,9 @@ def compare(before, after, script, rules_files, modules, budget, fail_if_slower,
         click.echo(f"adcli: the after side is slower beyond noise by {low:.0%} at least, more than "
                    f"--fail-if-slower {fail_if_slower:.0%}", err=True)
         sys.exit(1)
+
+
+cli.add_command(corpus)
 
 
 def main() -> None:

@@ -35,9 +35,11 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("data", ["adcli.data"]),
     ("profiler", ["adcli.profiler"]),
     ("advisor", ["adcli.advisor"]),
+    # a corpus of programs: runs each in a process of its own (never in this one), stores and reads profiles
+    ("corpus", ["adcli.corpus"]),
     ("app", ["adcli.app"]),
     ("render", ["adcli.render"]),
-    ("cli", ["adcli.cli", "adcli.cli_types", "adcli.__main__"]),
+    ("cli", ["adcli.cli", "adcli.cli_corpus", "adcli.cli_types", "adcli.__main__"]),
     ("plugin", ["adcli.pytest_plugin"]),
 ]
 
@@ -51,7 +53,8 @@ NEVER: dict[tuple[str, str], str] = {
     ("data", "profiler"): "a profile is data: reading one runs nothing",
     **{("cli", low): "the command line talks to the app and the renderers only"
        for low in ("engine machinery", "engine rules", "engine surface", "engine face", "measure", "testing", "rules", "data",
-                   "profiler", "advisor")},
+                   "profiler", "advisor", "corpus")},
+    ("corpus", "profiler"): "a corpus runs each program in a process of its own (`python -m adcli profile`)",
 }
 
 #: The layers the facade ``adcli/__init__.py`` may import from.
@@ -76,6 +79,8 @@ OPTIONAL: dict[str, str] = {
     "tomllib": "standard library only from Python 3.11; the project supports 3.10",
     "autograd": "only the rule import and catalog need it; imported on first use",
     "scipy": "not a dependency; `adcli rules list` shows scipy.special's native rules when it is installed",
+    "duckdb": "only `adcli corpus` reads or writes a corpus store: the other commands start without loading it",
+    "distributed": "only `adcli corpus run` starts or reaches a Dask cluster: loaded when it does",
 }
 
 #: The most lines a module may have, and the modules allowed more: ``module: reason``.

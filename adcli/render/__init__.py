@@ -10,8 +10,8 @@ the only one, and ``adcli.profile()``'s results (render/notebook.py) display the
 
 from __future__ import annotations
 
-from ..app import Advice, CheckReport, Comparison, FlameGraph, ProfileView, Report, RuleInfo, RuleListing
-from . import check, compare, profile, report, rules, suggest
+from ..app import Advice, CheckReport, Comparison, CorpusAdvice, CorpusRun, FlameGraph, ProfileView, Report, RuleInfo, RuleListing
+from . import check, compare, corpus, profile, report, rules, suggest
 
 _BY_TYPE: dict = {
     ProfileView: profile.RENDERERS,
@@ -22,6 +22,8 @@ _BY_TYPE: dict = {
     RuleListing: rules.LIST_RENDERERS,
     RuleInfo: rules.SHOW_RENDERERS,
     Report: report.RENDERERS,
+    CorpusRun: corpus.RUN_RENDERERS,
+    CorpusAdvice: corpus.ADVICE_RENDERERS,
 }
 _NOTES: dict = {Advice: suggest.NOTES, CheckReport: check.NOTES}
 

@@ -16,7 +16,7 @@ import numbers
 
 import numpy as np
 
-from ..engine.rules.shape import _roll
+from ..engine.kernels import roll as _roll
 from ..engine.sums import unbroadcast as _engine_unbroadcast
 from ..errors import SynthesisError
 

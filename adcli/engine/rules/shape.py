@@ -9,6 +9,7 @@ from ...errors import UnsupportedError
 from .. import hooks
 from ..core import Primitive, Tracer, apply, node_kind, record
 from ..keep import shape_read
+from ..kernels import roll as roll_kernel
 from ..mutation import viewing
 from ..registry import METHODS, defnative, entry
 from ..sums import sum_to_shape, unbroadcast
@@ -332,31 +333,10 @@ def _neg(shift):
     return tuple(-int(s) for s in shift) if isinstance(shift, (tuple, list)) else np.negative(shift)
 
 
-def _roll(x, shift, axis):
-    """np.roll(x, shift, axis), for one integer shift along one axis of an array done as NumPy
-    does it (np.empty_like and two slice copies: the same values and layout) without its
-    argument handling, which costs several times the copies on small arrays (a 48x48 stencil's
-    rolls, hundreds per step, take a fraction of the time this way: docs/engine.md § Measurements
-    behind the code)."""
-    if (type(x) is np.ndarray and type(axis) is int and isinstance(shift, (int, np.integer))
-            and -x.ndim <= axis < x.ndim):
-        axis %= x.ndim
-        off = int(shift) % (x.shape[axis] or 1)
-        out = np.empty_like(x)
-        if off == 0:
-            out[...] = x
-            return out
-        lead = (slice(None),) * axis
-        out[lead + (slice(off, None),)] = x[lead + (slice(None, -off),)]
-        out[lead + (slice(None, off),)] = x[lead + (slice(-off, None),)]
-        return out
-    return np.roll(x, shift, axis)
-
-
 ROLL = Primitive(
     "numpy.roll",
-    lambda x, shift, axis=None: _roll(x, shift, axis),
-    lambda g, ans, x, shift, axis=None: _roll(np.asarray(g), _neg(shift), axis),
+    lambda x, shift, axis=None: roll_kernel(x, shift, axis),
+    lambda g, ans, x, shift, axis=None: roll_kernel(np.asarray(g), _neg(shift), axis),
     None,
     reads=False,
 )

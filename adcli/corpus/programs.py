@@ -1,0 +1,100 @@
+"""The programs of a corpus: what ``adcli corpus run`` is given (scripts, folders of scripts,
+modules) as a list of :class:`Program`, each with a key that changes when its source, its
+arguments, the profiling options or adcli's version do (a run skips the programs already stored
+under their key).
+
+A folder's programs are its ``.py`` files, at any depth, that import adcli (the programs that
+can take a gradient through it), tests and packages' ``__init__``/``setup``/``conftest`` files
+left out. A script named on its own is a program whatever it imports. A module is looked up
+with ``importlib.util.find_spec`` (its parent packages are imported, as ``python -m`` does).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import re
+from dataclasses import dataclass
+
+from ..errors import AdcliError
+
+_IMPORTS_ADCLI = re.compile(rb"^\s*(import adcli|from adcli\b)", re.MULTILINE)
+_NOT_PROGRAMS = {"__init__.py", "setup.py", "conftest.py", "__main__.py"}
+
+
+class CorpusError(AdcliError):
+    """A corpus target or store that cannot be used (named in the message)."""
+
+
+@dataclass(frozen=True)
+class Program:
+    """One program: ``kind`` "script" (``target`` its absolute path) or "module" (its name)."""
+
+    name: str  # as shown and stored: the path as given (relative), or the module's name
+    kind: str
+    target: str
+    cwd: str  # where it runs: the script's folder, or the current directory for a module
+    source: str  # the file whose text is part of the key
+
+    def key(self, version: str, options: tuple) -> str:
+        """A digest of what its profile depends on: source, target, options, adcli's version."""
+        h = hashlib.sha256()
+        for part in (self.kind, self.target, version, repr(options)):
+            h.update(part.encode() + b"\0")
+        try:
+            with open(self.source, "rb") as f:
+                h.update(f.read())
+        except OSError as exc:
+            raise CorpusError(f"cannot read {self.name}: {exc}") from None
+        return h.hexdigest()[:32]
+
+
+def discover(targets: list[str], modules: list[str]) -> list[Program]:
+    """The programs ``targets`` (scripts and folders) and ``modules`` name, each once, in order."""
+    found: dict = {}
+    for t in targets:
+        if os.path.isdir(t):
+            for path in sorted(_folder(t)):
+                found.setdefault(os.path.realpath(path), _script(path))
+        elif os.path.isfile(t):
+            found.setdefault(os.path.realpath(t), _script(t))
+        else:
+            raise CorpusError(f"no script or folder at {t}")
+    for m in modules:
+        p = _module(m)
+        found.setdefault(("module", m), p)
+    if not found:
+        raise CorpusError("no programs: name scripts, folders of scripts (.py files that import adcli) or -m MODULE")
+    return list(found.values())
+
+
+def _folder(folder: str):
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__pycache__")) and d not in ("venv", ".venv"))
+        for name in files:
+            if not name.endswith(".py") or name in _NOT_PROGRAMS or name.startswith("test_"):
+                continue
+            path = os.path.join(root, name)
+            try:
+                with open(path, "rb") as f:
+                    if _IMPORTS_ADCLI.search(f.read(1 << 20)):
+                        yield path
+            except OSError:
+                continue
+
+
+def _script(path: str) -> Program:
+    full = os.path.abspath(path)
+    return Program(os.path.relpath(full) if not os.path.relpath(full).startswith("..") else full, "script", full,
+                   os.path.dirname(full), full)
+
+
+def _module(name: str) -> Program:
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError) as exc:
+        raise CorpusError(f"module {name}: {exc}") from None
+    if spec is None or not spec.origin or not os.path.isfile(spec.origin):
+        raise CorpusError(f"no module {name} (its source file is needed)")
+    return Program(name, "module", name, os.getcwd(), spec.origin)
