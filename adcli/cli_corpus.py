@@ -38,17 +38,20 @@ def corpus() -> None:
               help="Bytes of sample inputs kept with each profile.")
 @click.option("--replay-budget", type=Seconds(), default="auto", show_default=True,
               help="Each program's replays, as `adcli profile --replay-budget`.")
+@click.option("--rules", "rules_files", multiple=True, metavar="FILE",
+              help="A rules module each program is profiled with (repeatable), as `adcli profile --rules`.")
 @click.option("--retry-failed", is_flag=True, help="Run the programs stored with a failure again.")
 @click.option("--format", "fmt", type=click.Choice(formats(app.CorpusRun)), default="table", show_default=True)
-def corpus_run(targets, modules, store, scheduler, workers, timeout, memory, sample_budget, replay_budget, retry_failed,
-               fmt) -> None:
+def corpus_run(targets, modules, store, scheduler, workers, timeout, memory, sample_budget, replay_budget, rules_files,
+               retry_failed, fmt) -> None:
     """Profile every program TARGETS name (scripts; folders: their .py files that import adcli)
     into the store; the programs stored before under the same source, options and adcli version
     are skipped. Ctrl-C stops the run and keeps every program finished."""
     with progress_callback("profiling", "done") as bar:
         result = app.corpus_run(list(targets), list(modules), store, scheduler=scheduler, workers=workers,
                                 timeout_s=timeout, memory_bytes=memory or None, sample_bytes=sample_budget,
-                                replay_budget=str(replay_budget), retry_failed=retry_failed, progress=_progress(bar))
+                                replay_budget=str(replay_budget), retry_failed=retry_failed, rules=rules_files,
+                                progress=_progress(bar))
     click.echo(render(result, fmt))
     if result.summary.interrupted:
         sys.exit(130)
@@ -80,3 +83,18 @@ def corpus_suggest(store, no_verdicts, fmt) -> None:
     """The library tier over the corpus: each NumPy/SciPy signature derived somewhere, in how
     many programs, its share of their gradient time, and what to do about it."""
     click.echo(render(app.corpus_suggest(store, verdicts=not no_verdicts), fmt))
+
+
+@corpus.command("export")
+@click.option("--store", required=True, metavar="DIR", help="The corpus store.")
+@click.option("-o", "--output", required=True, metavar="FILE", help="The rules module to write.")
+@click.option("--force", is_flag=True, help="Overwrite an existing output file.")
+def corpus_export(store, output, force) -> None:
+    """Write the library rules the corpus advice picks as one module an engine could ship: each
+    import, each hand-write skeleton, and a test of each on a sample from the corpus."""
+    result = app.corpus_export(store, output, force=force)
+    if result.path is None:
+        click.echo("the corpus advice picks no library rule: nothing written")
+        return
+    click.echo(f"wrote {result.path}: {result.imports} import(s), {result.handwritten} hand-written rule skeleton(s)"
+               + (f", {result.left_out} left out (not in the engine's catalog)" if result.left_out else ""))

@@ -205,9 +205,21 @@ def test_corpus_suggest_is_the_library_tier_and_a_corrupt_profile_is_reported_an
     assert advice["programs"] == 4 and advice["profiles"] == 2 and not advice["corrupt"]
     [kron] = [r for r in advice["rows"] if r["signature"] == "numpy.kron(f64[1d], f64[1d])"]
     assert kron["programs"] == 2 and 0 < kron["median_share"] <= kron["max_share"] <= 1
-    assert kron["action"] in ("import", "hand-write", "keep derived") and kron["reason"]
+    assert kron["action"] in ("import", "hand-write", "keep-derived") and kron["reason"]
     md = runner.invoke(cli, ["corpus", "suggest", "--store", str(store), "--format", "markdown"]).output
     assert "| `numpy.kron(f64[1d], f64[1d])` | 2 |" in md
+    picked = [r for r in advice["rows"] if r["action"] != "keep-derived"]
+    out = tmp_path / "shipped.py"
+    res = runner.invoke(cli, ["corpus", "export", "--store", str(store), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    if picked:  # the module names each rule the advice picks, with its test
+        text = out.read_text()
+        for r in picked:
+            assert f"{r['action']}: {r['signature']}" in text
+        again = runner.invoke(cli, ["corpus", "export", "--store", str(store), "-o", str(out)])
+        assert again.exit_code == 2 and "--force" in again.output  # never over a file without --force
+    else:
+        assert "nothing written" in res.output and not out.exists()
 
     with CorpusStore(str(store), create=False, read_only=True) as db:
         victim = next(k for k, s in db.stored().items() if s == "ok")
@@ -258,3 +270,19 @@ def test_ctrl_c_stops_the_run_keeps_what_is_stored_and_leaves_no_program_running
     assert not marker.exists()  # the hanging program was killed with its worker
     res = CliRunner().invoke(cli, ["corpus", "run", str(folder / "kron.py"), "--store", str(store), "--replay-budget", "1"])
     assert res.exit_code == 0 and "1 stored before, skipped" in res.output, res.output
+
+
+def test_programs_profiled_with_a_rules_module_are_run_again_when_it_changes(tmp_path):
+    folder = tmp_path / "progs"
+    folder.mkdir()
+    (folder / "kron.py").write_text(OK.format(extra=""))
+    rules = tmp_path / "rules.py"
+    rules.write_text("import adcli.rules  # declares nothing yet\n")
+    store = tmp_path / "store"
+    first = _run(folder, store, rules=(str(rules),))
+    assert first.summary.counts == {"ok": 1}
+    assert _run(folder, store, rules=(str(rules),)).summary.skipped == 1
+    rules.write_text("import adcli.rules  # declares nothing, but another module\n")
+    assert _run(folder, store, rules=(str(rules),)).summary.counts == {"ok": 1}
+    with pytest.raises(CorpusError, match="no rules module"):
+        _run(folder, store, rules=(str(tmp_path / "missing.py"),))

@@ -11,7 +11,7 @@ from ..profiler.api import NoGradientError, report_error
 from .advice import Advice, IncompleteProfileError, advise
 from .check import CheckReport, RuleCheck, check
 from .compare import Comparison, compare
-from .corpus import CorpusAdvice, CorpusRun, corpus_run, corpus_suggest
+from .corpus import CorpusAdvice, CorpusRun, corpus_export, corpus_run, corpus_suggest
 from .export import Export, export
 from .options import (
     ADVICE_SORTS,
@@ -40,6 +40,7 @@ __all__ = [
     "Advice", "advise", "CheckReport", "RuleCheck", "check", "Comparison", "compare", "Export", "export",
     "FlameGraph", "ProfileRun", "ProfileView", "profile", "show", "Report", "report", "RuleInfo", "RuleListing",
     "rules_list", "rules_show", "parse_scale", "CorpusRun", "corpus_run", "CorpusAdvice", "corpus_suggest",
+    "corpus_export",
     # findings (exit status 1), and the profiled program's own traceback
     "IncompleteProfileError", "NoGradientError", "report_error",
     # what the commands accept (app/options.py)

@@ -15,6 +15,7 @@ rerun picks up where it stopped (programs are skipped by key: programs.py).
 
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -22,6 +23,15 @@ from typing import Callable
 from .programs import CorpusError, Program
 from .store import CorpusStore
 from .worker import Limits, run_program
+
+
+def _digest(path: str) -> str:
+    """A rules module's content, for the programs' keys (profiled with other rules: run again)."""
+    try:
+        with open(path, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()[:16]
+    except OSError as exc:
+        raise CorpusError(f"cannot read the rules module {path}: {exc.strerror or exc}") from None
 
 
 @dataclass
@@ -41,7 +51,7 @@ def run_corpus(programs: list[Program], store: CorpusStore, version: str, limits
     from distributed import Client, LocalCluster, as_completed
     from distributed.client import FutureCancelledError
 
-    options = (limits.sample_bytes, limits.replay_budget)
+    options = (limits.sample_bytes, limits.replay_budget, tuple(_digest(path) for path in limits.rules))
     keyed = [(p, p.key(version, options)) for p in programs]
     stored = store.stored()
     todo = [(p, k) for p, k in keyed if k not in stored or (retry_failed and stored[k] != "ok")]
@@ -52,8 +62,9 @@ def run_corpus(programs: list[Program], store: CorpusStore, version: str, limits
     cluster = None
     try:
         if scheduler is None:
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                                   memory_limit=0, silence_logs=50)
+            # on this machine only, its dashboard on any free port (a fixed one may be taken: a warning)
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                   dashboard_address="127.0.0.1:0", memory_limit=0, silence_logs=50)
             client = Client(cluster)
         else:
             client = Client(scheduler, timeout="20s")

@@ -125,13 +125,16 @@ class CorpusStore:
                     os.unlink(path)
         return status
 
-    def load_profiles(self) -> tuple[list, list]:
-        """(the stored profiles that validate, [(program, why) for those that do not])."""
+    def load_profiles(self, paths: bool = False) -> tuple[list, list]:
+        """(the stored profiles that validate, [(program, why) for those that do not]); with
+        ``paths``, each profile as ``(its path, the profile)``."""
         good, bad = [], []
         for key, name in self.db.execute("SELECT key, program FROM programs WHERE gradient_s IS NOT NULL "
                                          "ORDER BY program").fetchall():
             try:
-                good.append(profiles.load(self.profile_path(key)))
+                prof = profiles.load(self.profile_path(key))
             except AdcliError as exc:
                 bad.append((name, str(exc)))
+                continue
+            good.append((self.profile_path(key), prof) if paths else prof)
         return good, bad

@@ -39,6 +39,7 @@ class Limits:
     memory_bytes: int | None = 4 << 30
     sample_bytes: int = 10 << 20  # the samples kept with each profile (replays need them)
     replay_budget: str = "auto"
+    rules: tuple = ()  # rules modules each program is profiled with (absolute paths)
 
 
 def run_program(program: Program, limits: Limits) -> dict:
@@ -48,6 +49,8 @@ def run_program(program: Program, limits: Limits) -> dict:
         out = os.path.join(tmp, "profile.json")
         cmd = [sys.executable, "-m", "adcli", "-q", "--no-color", "profile", "-o", out,
                "--sample-budget", str(limits.sample_bytes), "--replay-budget", str(limits.replay_budget)]
+        for path in limits.rules:
+            cmd += ["--rules", path]
         cmd += ["-m", program.target] if program.kind == "module" else [program.target]
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", NO_COLOR="1")
         start = time.perf_counter()
