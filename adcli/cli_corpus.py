@@ -25,6 +25,8 @@ def corpus() -> None:
 @corpus.command("run")
 @click.argument("targets", nargs=-1)
 @click.option("-m", "modules", multiple=True, metavar="MODULE", help="A module to run as `python -m` (repeatable).")
+@click.option("--tests", multiple=True, metavar="PATH",
+              help="A test file or folder: each test pytest collects there is a program (repeatable).")
 @click.option("--store", required=True, metavar="DIR", help="The corpus store (made if missing).")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="An existing Dask scheduler (tcp://host:8786); default: a local cluster of worker processes.")
@@ -42,13 +44,13 @@ def corpus() -> None:
               help="A rules module each program is profiled with (repeatable), as `adcli profile --rules`.")
 @click.option("--retry-failed", is_flag=True, help="Run the programs stored with a failure again.")
 @click.option("--format", "fmt", type=click.Choice(formats(app.CorpusRun)), default="table", show_default=True)
-def corpus_run(targets, modules, store, scheduler, workers, timeout, memory, sample_budget, replay_budget, rules_files,
+def corpus_run(targets, modules, tests, store, scheduler, workers, timeout, memory, sample_budget, replay_budget, rules_files,
                retry_failed, fmt) -> None:
     """Profile every program TARGETS name (scripts; folders: their .py files that import adcli)
     into the store; the programs stored before under the same source, options and adcli version
     are skipped. Ctrl-C stops the run and keeps every program finished."""
     with progress_callback("profiling", "done") as bar:
-        result = app.corpus_run(list(targets), list(modules), store, scheduler=scheduler, workers=workers,
+        result = app.corpus_run(list(targets), list(modules), store, tests=tests, scheduler=scheduler, workers=workers,
                                 timeout_s=timeout, memory_bytes=memory or None, sample_bytes=sample_budget,
                                 replay_budget=str(replay_budget), retry_failed=retry_failed, rules=rules_files,
                                 progress=_progress(bar))

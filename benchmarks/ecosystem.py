@@ -136,17 +136,20 @@ def scale(source: str, store: str, n: int) -> int:
     db.execute("DELETE FROM programs WHERE gradient_s IS NULL")
     copies = -(-n // len(real))
     start = time.perf_counter()
-    db.execute(f"INSERT INTO programs SELECT key || '-' || i, program || '#' || i, kind, status, reason, wall_s, "
+    db.execute(f"INSERT INTO programs SELECT md5(key || '-' || i), program || '#' || i, kind, status, reason, wall_s, "
                f"gradient_s, signatures, host, adcli_version, stored_at FROM programs, range(1, {copies}) t(i)")
-    db.execute(f"INSERT INTO signatures SELECT key || '-' || i, signature, function, kind, served_by, calls, gradient_s, "
+    db.execute(f"INSERT INTO signatures SELECT md5(key || '-' || i), signature, function, kind, served_by, calls, gradient_s, "
                f"derived_s, share FROM signatures, range(1, {copies}) t(i)")
     rows = db.execute("SELECT (SELECT count(*) FROM programs), (SELECT count(*) FROM signatures)").fetchone()
     db.close()
     made = time.perf_counter() - start
-    for (key,) in real:
+    import hashlib
+
+    for (key,) in real:  # the copies' files: hard links to the real profile, under the keys md5(key-i) above
         src = Path(source, "profiles", f"{key}.json")
         for i in range(copies):
-            dst = Path(store, "profiles", f"{key}.json" if i == 0 else f"{key}-{i}.json")
+            name = key if i == 0 else hashlib.md5(f"{key}-{i}".encode()).hexdigest()
+            dst = Path(store, "profiles", f"{name}.json")
             if not dst.exists():
                 os.link(src, dst)
     size = Path(store, "index.duckdb").stat().st_size

@@ -286,3 +286,58 @@ def test_programs_profiled_with_a_rules_module_are_run_again_when_it_changes(tmp
     assert _run(folder, store, rules=(str(rules),)).summary.counts == {"ok": 1}
     with pytest.raises(CorpusError, match="no rules module"):
         _run(folder, store, rules=(str(tmp_path / "missing.py"),))
+
+
+SUITE = """
+import numpy as np
+
+import adcli
+
+
+def test_takes_a_gradient():
+    g = adcli.grad(lambda x: np.sum(np.kron(x, x)))(np.linspace(0.1, 1.0, 5))
+    assert g.shape == (5,)
+
+
+def test_takes_none():
+    assert 1 + 1 == 2
+
+
+def test_fails_after_its_gradient():
+    adcli.grad(lambda x: np.sum(x * x))(np.ones(3))
+    assert False, "planted"
+"""
+
+
+def test_a_projects_tests_are_programs_one_per_test(tmp_path, monkeypatch):
+    """--tests: each test pytest collects is a program, run under the profiler on its own; one
+    that takes no gradient is recorded as such, one that fails after its gradient keeps its profile."""
+    (tmp_path / "suite").mkdir()
+    (tmp_path / "suite" / "test_model.py").write_text(SUITE)
+    monkeypatch.chdir(tmp_path)
+    found = discover([], [], ["suite"])
+    assert [p.target for p in found] == [f"suite/test_model.py::{n}" for n in
+                                        ("test_takes_a_gradient", "test_takes_none", "test_fails_after_its_gradient")]
+    result = app.corpus_run([], [], str(tmp_path / "store"), tests=("suite",), replay_budget="1", timeout_s=60.0)
+    assert result.summary.counts == {"ok": 1, "no gradient": 1, "crash": 1}, result.summary
+    statuses = _statuses(tmp_path / "store")
+    assert "profiled up to there" in statuses["test_model.py::test_fails_after_its_gradient"][1]
+    with pytest.raises(CorpusError, match="no test file or folder"):
+        discover([], [], ["missing_tests"])
+
+
+def test_a_crafted_index_cannot_name_a_file_outside_the_store(tmp_path):
+    """The store is data: a program row whose key is a path is reported as not valid, and
+    storing another version of that program deletes nothing outside the store."""
+    store = tmp_path / "store"
+    outside = tmp_path / "precious.json"
+    outside.write_text("{}")
+    with CorpusStore(str(store)) as db:
+        db.db.execute("INSERT INTO programs VALUES ('../../precious', 'prog.py', 'script', 'ok', '', 1.0, 1.0, 0, "
+                      "NULL, '0', NULL)")
+        good, bad = db.load_profiles()
+        assert not good and bad and "not a key" in bad[0][1]
+        from adcli.corpus.programs import Program
+        db.record(Program("prog.py", "script", str(tmp_path / "prog.py"), str(tmp_path), str(tmp_path / "prog.py")),
+                  "0" * 32, {"status": "no gradient", "reason": "", "wall_s": 0.1, "profile": None, "samples": None}, "0")
+    assert outside.exists()

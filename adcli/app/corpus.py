@@ -34,15 +34,15 @@ class CorpusRun:
     stored: dict  # status -> programs in the store now (this run's and earlier ones')
 
 
-def corpus_run(targets: list, modules: list, store: str, *, scheduler: str | None = None, workers: int = 2,
+def corpus_run(targets: list, modules: list, store: str, *, tests: tuple = (), scheduler: str | None = None, workers: int = 2,
                timeout_s: float = 600.0, memory_bytes: int | None = 4 << 30, sample_bytes: int = 10 << 20,
                replay_budget: str = "auto", retry_failed: bool = False, rules: tuple = (),
                progress: Callable | None = None) -> CorpusRun:
-    """Profile every program ``targets`` (scripts, folders) and ``modules`` name into ``store``
+    """Profile every program ``targets`` (scripts, folders), ``modules`` and ``tests`` name into ``store``
     (each with the rules modules ``rules`` loaded first, as ``adcli profile --rules``)."""
     if workers < 1:
         raise CorpusError("--workers must be at least 1")
-    programs = discover(list(targets), list(modules))
+    programs = discover(list(targets), list(modules), list(tests))
     for path in rules:
         if not os.path.isfile(path):
             raise CorpusError(f"no rules module at {path}")

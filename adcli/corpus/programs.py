@@ -1,12 +1,14 @@
 """The programs of a corpus: what ``adcli corpus run`` is given (scripts, folders of scripts,
-modules) as a list of :class:`Program`, each with a key that changes when its source, its
+modules, a project's tests) as a list of :class:`Program`, each with a key that changes when its source, its
 arguments, the profiling options or adcli's version do (a run skips the programs already stored
 under their key).
 
 A folder's programs are its ``.py`` files, at any depth, that import adcli (the programs that
 can take a gradient through it), tests and packages' ``__init__``/``setup``/``conftest`` files
 left out. A script named on its own is a program whatever it imports. A module is looked up
-with ``importlib.util.find_spec`` (its parent packages are imported, as ``python -m`` does).
+with ``importlib.util.find_spec`` (its parent packages are imported, as ``python -m`` does). A
+test suite's programs are its tests, one each (every test that takes a gradient is a program;
+one that takes none is recorded as such).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import hashlib
 import importlib.util
 import os
 import re
+import subprocess
+import sys
 from dataclasses import dataclass
 
 from ..errors import AdcliError
@@ -29,7 +33,8 @@ class CorpusError(AdcliError):
 
 @dataclass(frozen=True)
 class Program:
-    """One program: ``kind`` "script" (``target`` its absolute path) or "module" (its name)."""
+    """One program: ``kind`` "script" (``target`` its absolute path), "module" (its name) or
+    "test" (its pytest node id, run from ``cwd``)."""
 
     name: str  # as shown and stored: the path as given (relative), or the module's name
     kind: str
@@ -50,8 +55,9 @@ class Program:
         return h.hexdigest()[:32]
 
 
-def discover(targets: list[str], modules: list[str]) -> list[Program]:
-    """The programs ``targets`` (scripts and folders) and ``modules`` name, each once, in order."""
+def discover(targets: list[str], modules: list[str], tests: list[str] = ()) -> list[Program]:
+    """The programs ``targets`` (scripts and folders), ``modules`` and ``tests`` (test files or
+    folders: each test pytest collects there) name, each once, in order."""
     found: dict = {}
     for t in targets:
         if os.path.isdir(t):
@@ -64,8 +70,12 @@ def discover(targets: list[str], modules: list[str]) -> list[Program]:
     for m in modules:
         p = _module(m)
         found.setdefault(("module", m), p)
+    for t in tests:
+        for p in _tests(t):
+            found.setdefault(("test", p.target), p)
     if not found:
-        raise CorpusError("no programs: name scripts, folders of scripts (.py files that import adcli) or -m MODULE")
+        raise CorpusError("no programs: name scripts, folders of scripts (.py files that import adcli), -m MODULE "
+                          "or --tests PATH")
     return list(found.values())
 
 
@@ -98,3 +108,22 @@ def _module(name: str) -> Program:
     if spec is None or not spec.origin or not os.path.isfile(spec.origin):
         raise CorpusError(f"no module {name} (its source file is needed)")
     return Program(name, "module", name, os.getcwd(), spec.origin)
+
+
+def _tests(path: str) -> list[Program]:
+    """Each test pytest collects under ``path`` (``pytest --collect-only``, run in a process of
+    its own from the current directory: the project's conftest files and test modules load
+    there, not here), as a program that runs that one test."""
+    if not os.path.exists(path):
+        raise CorpusError(f"no test file or folder at {path}")
+    try:
+        out = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", path],
+                             capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        raise CorpusError(f"collecting the tests under {path} took over 600 s") from None
+    ids = [line.strip() for line in out.stdout.splitlines() if "::" in line and not line.startswith(" ")]
+    if out.returncode not in (0, 5) or (out.returncode == 0 and not ids):  # 5: no tests collected
+        last = (out.stdout.strip().splitlines() or out.stderr.strip().splitlines() or ["?"])[-1]
+        raise CorpusError(f"cannot collect the tests under {path}: {last[:200]}")
+    cwd = os.getcwd()
+    return [Program(node, "test", node, cwd, os.path.abspath(node.split("::", 1)[0])) for node in ids]

@@ -18,11 +18,14 @@ from __future__ import annotations
 import contextlib
 import datetime
 import os
+import re
 
 from ..data import store as profiles
 from ..errors import AdcliError
 from ..fileio import OutputError, publish, stage
 from .programs import CorpusError, Program
+
+_KEY = re.compile(r"^[0-9a-f]{32}$")  # programs.Program.key's digests
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS programs (
@@ -71,6 +74,10 @@ class CorpusStore:
         self.close()
 
     def profile_path(self, key: str) -> str:
+        """Where the profile stored under ``key`` is; a key that is not one (a store is data: an
+        index made by hand could name ``../x``) is a CorpusError, never a path outside the store."""
+        if not isinstance(key, str) or not _KEY.match(key):
+            raise CorpusError(f"the corpus store {self.folder} names a program by {key!r}, which is not a key")
         return os.path.join(self.folder, "profiles", f"{key}.json")
 
     def stored(self) -> dict:
@@ -119,7 +126,9 @@ class CorpusStore:
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
-        for k in old:  # its files, once no row names them
+        for k in old:  # its files, once no row names them (a row's key is data: only a key's files)
+            if not _KEY.match(k):
+                continue
             for path in (self.profile_path(k), profiles.sidecar(self.profile_path(k))):
                 with contextlib.suppress(OSError):
                     os.unlink(path)
@@ -132,9 +141,10 @@ class CorpusStore:
         for key, name in self.db.execute("SELECT key, program FROM programs WHERE gradient_s IS NOT NULL "
                                          "ORDER BY program").fetchall():
             try:
-                prof = profiles.load(self.profile_path(key))
+                path = self.profile_path(key)
+                prof = profiles.load(path)
             except AdcliError as exc:
                 bad.append((name, str(exc)))
                 continue
-            good.append((self.profile_path(key), prof) if paths else prof)
+            good.append((path, prof) if paths else prof)
         return good, bad

@@ -51,7 +51,10 @@ def run_program(program: Program, limits: Limits) -> dict:
                "--sample-budget", str(limits.sample_bytes), "--replay-budget", str(limits.replay_budget)]
         for path in limits.rules:
             cmd += ["--rules", path]
-        cmd += ["-m", program.target] if program.kind == "module" else [program.target]
+        if program.kind == "test":  # one test, under the profiler
+            cmd += ["-m", "pytest", "-q", "-p", "no:cacheprovider", program.target]
+        else:
+            cmd += ["-m", program.target] if program.kind == "module" else [program.target]
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", NO_COLOR="1")
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, cwd=program.cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
