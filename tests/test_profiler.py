@@ -280,3 +280,4 @@ def test_a_function_called_with_other_arguments_traced_gets_its_what_if(monkeypa
         data, _ = profile_program(script, [], output=os.path.join(tmp, "p.json"), replay_budget=0.01)
     [net] = [s for s in data.signatures if s.function == "__main__.net"]
     assert net.calls == 2 and net.replay.program_s > 0 and net.replay.program_floor_s > 0
+    assert list(net.traced) == [0, 1]  # its data plain in the first call, traced latents in the second

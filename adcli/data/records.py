@@ -221,7 +221,7 @@ class SignatureStats(Measured):
     location: str = ""
     replay: Replay | None = None
     sample: Sample | None = None
-    traced: list | None = None  # positions of the first call's arguments that held traced values
+    traced: list | None = None  # positions of the arguments that held traced values, in any call
     output: str | None = None  # what its first call returned (OUTPUTS): whether a rule can return it
     lines: int | None = None  # a user function's source lines (what a rule for it re-implements); None: unknown
 

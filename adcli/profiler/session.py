@@ -98,7 +98,7 @@ class Observed:
         self.func = None  # the callable, for replays (never serialised)
         self.sample = None  # the first call's arguments, copied (see Session.sample_limit)
         self.sample_kwargs = None
-        self.traced = None  # positions of the first call's arguments that held traced values
+        self.traced = None  # positions of the arguments that held traced values, in any call
         self.output = None  # what the first call returned (output_kind): can a rule return it?
 
 
@@ -285,6 +285,8 @@ class Session(hooks.Session):
         sig = node.sig
         if sig.sample is None:
             self._sample(sig, args, kwargs)
+        elif sig.traced is not None and len(sig.traced) < len(args):
+            self._traced(sig, args)
         served = sig.served
         served[source] = served.get(source, 0) + 1
         stack.append(node)
@@ -405,6 +407,11 @@ class Session(hooks.Session):
                                                         self.sample_budget - self.sample_bytes)
                 sig.sample, sig.sample_kwargs = sample, sample_kwargs
                 self.sample_bytes += nbytes
+
+    def _traced(self, sig: Observed, args) -> None:  # a net run on data, then on traced latents: both
+        if more := [i for i, a in enumerate(args) if i not in sig.traced and has_tracer(a)]:
+            with self.lock:
+                sig.traced = tuple(sorted({*sig.traced, *more}))
 
     def _flush(self, loc: _Thread, top: CallNode) -> None:
         """Charge the tape nodes recorded since the last call event to ``top``."""
