@@ -979,3 +979,22 @@ def test_pb_passes_hands_an_array_cotangent_to_pb_binary():
     assert len(seen) == 1 and seen[0][0] is node
     core.pb_passes(node, 1.5, acc)
     assert acc.grads[0] == 1.5 and acc.grads[1] == 1.5
+
+
+def test_a_vjp_returning_a_view_of_an_array_dense_in_another_axis_order_keeps_its_layout():
+    """np.einsum('ab,cb->cba', ...) makes an array dense in another axis order than C's; a view
+    of it returned by a vjp'd function (np.moveaxis) is copied in its own layout: that copy
+    handed NumPy a buffer that was not C-contiguous (ValueError; found through a synthesized
+    rule's gradient of one call, tests/fuzz/synth.py seed 16439)."""
+    from adcli.engine.grad import vjp
+    from adcli.engine.mutation import copy_keep_layout
+
+    x = np.array([[1.25, -1.51, -1.11], [0.35, 0.15, 0.91], [-0.95, -1.19, -1.07]])
+    made = np.einsum("ab,cb->cba", x, x)
+    view = np.moveaxis(made, 0, -1)
+    assert not made.flags.c_contiguous and view.base is not None
+    copied = copy_keep_layout(view)
+    assert copied.strides == view.strides and np.array_equal(copied, view) and not np.shares_memory(copied, view)
+    out, (g,) = vjp(lambda a: np.moveaxis(a, 0, -1), (0,), np.ones((3, 3, 3)))(made)
+    assert np.array_equal(out, view) and out.strides == view.strides
+    np.testing.assert_array_equal(g, np.ones((3, 3, 3)))

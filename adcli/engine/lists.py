@@ -247,6 +247,14 @@ def leave() -> None:
 # rebinds the few names found, usually none.
 
 _OURS_BY_REAL = {id(_REAL[k]): _OURS[k] for k in _REAL}
+_REAL_BY_OURS = {id(_OURS[k]): _REAL[k] for k in _REAL}
+
+
+def numpy_function(func):
+    """NumPy's own function for one of the wrappers above (what ``np.stack`` names while a
+    gradient runs), else ``func`` itself: for code that classifies a callable it found in a
+    module's globals (adcli.synth, which may read a function's globals inside a gradient)."""
+    return _REAL_BY_OURS.get(id(func), func)
 
 
 def list_aware(func):

@@ -286,7 +286,12 @@ def copy_keep_layout(val: np.ndarray) -> np.ndarray:
     offset = val.__array_interface__["data"][0] - base.__array_interface__["data"][0]
     if copy.strides != base.strides or offset < 0:
         return np.copy(val, order="K")
-    return np.ndarray(val.shape, val.dtype, buffer=copy, offset=offset, strides=val.strides)
+    # a buffer is handed over flat: a copy dense in another axis order than C's (an einsum's
+    # output) is its memory-order ravel, a view starting at the same address
+    buf = copy if copy.flags.c_contiguous else copy.ravel(order="K")
+    if not buf.flags.c_contiguous or buf.__array_interface__["data"][0] != copy.__array_interface__["data"][0]:
+        return np.copy(val, order="K")
+    return np.ndarray(val.shape, val.dtype, buffer=buf, offset=offset, strides=val.strides)
 
 
 # References to an ndarray that nobody else shares: the tracer's slot, the local name in

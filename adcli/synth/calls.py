@@ -15,6 +15,7 @@ import numpy as np
 
 from ..engine import lists
 from ..engine.grad import vjp as _engine_vjp
+from ..engine.registry import declared_rule
 from ..errors import SynthesisError
 from .kinds import of_value
 from .runtime import Sparse, dense, sparse, unbroadcast
@@ -134,16 +135,19 @@ _SYNTHESIZED = weakref.WeakKeyDictionary()  # a user's function -> {its argument
 def synthesized(f, args: tuple = (), wrt: tuple | None = None):
     """The synthesized ``fwd`` of a user's function for arguments of the kinds of ``args``,
     differentiated in ``wrt`` (positions or names; all if None) (None for NumPy's and SciPy's,
-    for a function outside the subset, and for a dispatch point, which a declared rule may serve:
-    the engine differentiates those). One per function, kinds of arguments and ``wrt``, made on
+    for a function outside the subset, and for a dispatch point with a rule declared for these
+    arguments: the engine differentiates those, the rule serving). One per function, kinds of arguments and ``wrt``, made on
     first use."""
+    original = getattr(f, "__adcli_original__", None)
+    if original is not None:  # a dispatch point: a rule declared for these arguments serves them, through the engine
+        if declared_rule((original.__module__, original.__qualname__), args, {}) is not None:
+            return None
+        f = original  # else the function itself (the profiler makes every function of the program one)
     key = (tuple([of_value(a) for a in args]), wrt)
     per_kinds = _SYNTHESIZED.get(f) if type(f) is FunctionType else None
     if per_kinds is not None and key in per_kinds:  # a function seen before (the checks below passed)
         return per_kinds[key]
     if not inspect.isfunction(f) or (getattr(f, "__module__", None) or "").split(".")[0] in ("numpy", "scipy", "adcli"):
-        return None
-    if hasattr(f, "__adcli_original__"):  # a dispatch point: a declared rule may serve it, through the engine
         return None
     if per_kinds is None:
         per_kinds = _SYNTHESIZED[f] = {}

@@ -15,6 +15,7 @@ import types
 
 import numpy as np
 
+from ..engine import lists
 from ..engine.registry import UFUNCS
 from ..errors import SynthesisError
 from .analysis import PLAIN_ATTRS, PLAIN_BUILTINS, RUNTIME, Program, analyse, closure_values
@@ -358,7 +359,7 @@ class _Checker:
             prog.calls[id(node)] = ("method", node.func.attr)
             self.expr(node.func.value)
         else:
-            f = self.callee(node.func)
+            f = lists.numpy_function(self.callee(node.func))  # np.stack as NumPy's, inside a gradient too
             if f is None:
                 prog.refuse(f"a call of {text}, which names nothing the function's globals, closure or "
                             f"builtins define", node)
