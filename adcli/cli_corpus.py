@@ -73,7 +73,8 @@ def _progress(bar):
             return
         last[0] = now
         left = (now - start) / done * (total - done)
-        click.echo(f"adcli: corpus: {done}/{total} programs ({label}), about {duration(left)} left", err=True)
+        eta = f", about {duration(left)} left" if done < total else ""
+        click.echo(f"adcli: corpus: {done}/{total} programs ({label}){eta}", err=True)
     return progress
 
 
