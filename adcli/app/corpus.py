@@ -15,11 +15,9 @@ from ..corpus.run import RunSummary, run_corpus
 from ..corpus.store import CorpusStore
 from ..corpus.tier import CorpusAdvice, library_tier
 from ..corpus.worker import Limits
-from ..data.samples import decode
-from ..data.store import Samples
 from ..version import __version__
 from .advice import advise_profiles
-from .export import Export
+from .export import Export, samples_of
 from .output import check_output, write_output
 from .stubs import rules_module
 from .targets import export_target
@@ -56,8 +54,8 @@ def corpus_run(targets: list, modules: list, store: str, *, tests: tuple = (), s
 
 def corpus_suggest(store: str, verdicts: bool = True) -> CorpusAdvice:
     """The library tier of ``store`` (read only)."""
-    with CorpusStore(store, create=False, read_only=True) as db:
-        return library_tier(db, verdicts)
+    with CorpusStore(store, create=False, read_only=True) as db:  # the thresholds `corpus export` advises with
+        return library_tier(db, verdicts, thresholds({}, "."))
 
 
 def corpus_export(store: str, output: str, *, force: bool = False) -> Export:
@@ -76,11 +74,7 @@ def corpus_export(store: str, output: str, *, force: bool = False) -> Export:
         return Export(None, 0, 0)
     samples: dict = {}
     for path, prof in loaded:  # each rule's test on the first program's sample of its signature
-        wanted = {s.signature for s in chosen} - set(samples)
-        found = [s for s in prof.signatures if s.signature in wanted and s.sample is not None]
-        if found:
-            with Samples(path, prof) as arrays:
-                samples.update({s.signature: [decode(a, arrays) for a in s.sample.args] or None for s in found})
+        samples.update(samples_of(path, prof, {s.signature for s in chosen} - set(samples)))
     targets = {s.signature: export_target(s.signature, True, None, ()) for s in chosen}
     text = rules_module(chosen, samples, targets, source=store, version=__version__,
                         script=None, names={}, missing=None, synthesized={})

@@ -34,6 +34,14 @@ class Export:
     not_synthesized: tuple = ()  # (signature text, why) for each hand-write skeleton synthesis did not fill
 
 
+def samples_of(path: str, data, wanted: set) -> dict:
+    """``{Signature: its sample's decoded arguments, or None}`` for the signatures in ``wanted``
+    that the profile ``data`` (read from ``path``) has a sample of; only their arrays are read."""
+    with Samples(path, data) as arrays:
+        return {s.signature: [decode(a, arrays) for a in s.sample.args] or None
+                for s in data.signatures if s.sample is not None and s.signature in wanted}
+
+
 def export(profile: str, output: str, *, top: int | None = None, only: str | None = None, force: bool = False,
            options: dict | None = None, tier: str | None = None, script: str | None = None,
            modules: tuple = (), synthesize: bool = True) -> Export:
@@ -62,10 +70,7 @@ def export(profile: str, output: str, *, top: int | None = None, only: str | Non
     if not chosen:
         return Export(None, 0, 0)
     data = load(profile)
-    wanted = {s.signature for s in chosen}
-    with Samples(profile, data) as arrays:  # only the chosen signatures' arrays are read
-        samples = {s.signature: [decode(a, arrays) for a in s.sample.args] or None
-                   for s in data.signatures if s.sample is not None and s.signature in wanted}
+    samples = samples_of(profile, data, {s.signature for s in chosen})
     recorded = missing = None
     if script is None and any(s.tier != LIBRARY and s.signature.module == "__main__" for s in chosen):
         recorded, missing = recorded_script(profile, data.command)  # read (its syntax tree), never run

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from ..advisor import KEEP_DERIVED, suggest
+from ..advisor import KEEP_DERIVED, Thresholds, suggest
 from ..advisor.choose import LIBRARY
 from .store import CorpusStore
 
@@ -54,8 +54,9 @@ class CorpusAdvice:
     advisor_s: float = 0.0  # loading the profiles and the advisor's time
 
 
-def library_tier(store: CorpusStore, verdicts: bool = True) -> CorpusAdvice:
-    """The library tier of ``store`` (with ``verdicts``, the advisor's actions over its profiles)."""
+def library_tier(store: CorpusStore, verdicts: bool = True, th: Thresholds | None = None) -> CorpusAdvice:
+    """The library tier of ``store`` (with ``verdicts``, the advisor's actions over its profiles,
+    with the thresholds ``th``: the defaults if None)."""
     db = store.db
     start = time.perf_counter()
     by_status = dict(db.execute("SELECT status, count(*) FROM programs GROUP BY status ORDER BY status").fetchall())
@@ -70,7 +71,7 @@ def library_tier(store: CorpusStore, verdicts: bool = True) -> CorpusAdvice:
     profiles, advice.corrupt = store.load_profiles()
     advice.profiles = len(profiles)
     if profiles:
-        suggestions, _ = suggest(profiles)
+        suggestions, _ = suggest(profiles, th)
         chosen = {str(s.signature): s for s in suggestions if s.tier == LIBRARY}
         for row in rows:
             s = chosen.get(row.signature)

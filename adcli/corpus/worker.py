@@ -84,7 +84,10 @@ def classify(returncode: int, stderr: str, memory_limited: bool) -> tuple[str, s
     if returncode == 0:
         return "ok", ""
     if returncode < 0:
-        sig = signal.Signals(-returncode).name if -returncode in signal.Signals._value2member_map_ else -returncode
+        try:
+            sig = signal.Signals(-returncode).name
+        except ValueError:  # a number no signal of this system has
+            sig = f"signal {-returncode}"
         if memory_limited and -returncode in (signal.SIGKILL, signal.SIGSEGV, signal.SIGABRT):
             return "memory", f"killed by {sig} (over its memory limit?)"
         return "crash", f"killed by {sig}"

@@ -136,8 +136,8 @@ def synthesized(f, args: tuple = (), wrt: tuple | None = None):
     """The synthesized ``fwd`` of a user's function for arguments of the kinds of ``args``,
     differentiated in ``wrt`` (positions or names; all if None) (None for NumPy's and SciPy's,
     for a function outside the subset, and for a dispatch point with a rule declared for these
-    arguments: the engine differentiates those, the rule serving). One per function, kinds of arguments and ``wrt``, made on
-    first use."""
+    arguments: the engine differentiates those, the rule serving). One per function, kinds of
+    arguments and ``wrt``, made on first use."""
     original = getattr(f, "__adcli_original__", None)
     if original is not None:  # a dispatch point: a rule declared for these arguments serves them, through the engine
         if declared_rule((original.__module__, original.__qualname__), args, {}) is not None:

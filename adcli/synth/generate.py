@@ -224,25 +224,21 @@ class Generator(Expressions, Saves):
             seeds[t] = self.temp("_g")
             out.append(f"{seeds[t]} = {adjoint_name(t)}")
         out += [f"{adjoint_name(t)} = 0.0" for t, _ in adj]  # the value it had before is another one
-        plan = self.plans.get(id(s))
-        if plan is not None:  # its values kept by the forward pass, or computed again from the restored names
-            if pushed(prog, s, pairs[0][0]):
-                out.append(self.pop(pairs[0][0]))
-            out += self.restore(plan)
-            for t, v in live:
-                self.back(v, seeds[t], plan.vals, out)
-            return out
+        plan = self.plans.get(id(s))  # its values kept by the forward pass, or computed again from the restored names
         roots = {}
-        for t, v in live:
+        for t, v in live if plan is None else ():
             if self.reads_answer(v):  # the statement's answer is the name's value now
                 roots[t] = self.temp("_t")
                 out.append(f"{roots[t]} = {t}")
         for t, _ in reversed(pairs):
             if pushed(prog, s, t):
                 out.append(self.pop(t))
+        if plan is not None:
+            out += self.restore(plan)
         for t, v in live:
-            vals: dict = {}
-            self.values(v, roots.get(t), vals, out, want=False)
+            vals: dict = {} if plan is None else plan.vals
+            if plan is None:
+                self.values(v, roots.get(t), vals, out, want=False)
             self.back(v, seeds[t], vals, out)
         return out
 

@@ -135,7 +135,7 @@ def scatter(d, x, i, c):
     """``d`` (the adjoint of ``x``) with ``c`` (the adjoint of ``x[i]``) added at ``i``; in place
     once the pullback owns d (O(1) per element). A container's adjoint is a Sparse. An adjoint
     nothing reached (0.0) adds nothing."""
-    if type(c) is float and c == 0.0:
+    if _zero(c):
         return d
     if type(d) is ndarray and type(i) is int:  # the scalar loop's case: d is already the pullback's (x[i])
         d[i] += c
@@ -306,9 +306,7 @@ def roll(x, shift, axis=None):
 
 def roll_back(g, shift, axis=None):
     """The cotangent of ``x`` for ``np.roll(x, shift, axis)``: g rolled back."""
-    if _zero(g):
-        return 0.0
-    return _roll(g, -shift, axis) if isinstance(shift, (int, np.integer)) else np.roll(g, np.negative(shift), axis=axis)
+    return 0.0 if _zero(g) else _roll(g, np.negative(shift), axis)  # the kernel takes NumPy's other forms to np.roll
 
 
 def reshape_back(g, x):
