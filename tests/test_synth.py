@@ -524,3 +524,29 @@ def test_synthesized_for_some_arguments_the_others_get_none_and_a_traced_one_is_
             adcli.grad(served, argnums=2)(u, 0.3, v)
     finally:
         remove_rule(rule)
+
+
+def _weights(v, k):
+    return np.cos(np.arange(np.size(v)) * 0.7 + k).reshape(np.shape(v))
+
+
+def masked_data(x0, x1):
+    v11 = np.reciprocal(x1 @ (x0 ** 3) + 1.23)
+    return np.sum(v11 * _weights(v11, 4))
+
+
+def test_a_masked_array_among_the_arguments_is_refused_as_the_engine_refuses_it():
+    """x1, not differentiated, a masked array: the rule ran np.ma's arithmetic through ndarray's
+    VJPs and gave a wrong gradient of x0 (tests/fuzz/synth.py seed 20510); the engine refuses a
+    masked array beside a traced value, and the rule now refuses one among its arguments, at any
+    depth, naming it (a memory-mapped array passes)."""
+    from adcli.errors import UnsupportedError
+
+    x0, x1 = np.array([[-0.73, 0.17]]), np.array([-1.43])
+    fwd = synthesize(masked_data, (x0, x1), wrt=(0,)).load()
+    ans, pullback = fwd(x0, x1)
+    np.testing.assert_allclose(ans, masked_data(x0, x1), rtol=1e-15)
+    with pytest.raises(UnsupportedError, match=r"masked_data given a numpy\.ma\.MaskedArray argument"):
+        fwd(x0, np.ma.array(x1, mask=[False]))
+    with pytest.raises(UnsupportedError, match=r"numpy\.matrix argument"):
+        synthesize(builtin_sum_abs).load()(np.array([0.4, -1.2, 0.7]), [np.matrix([[1.0, 2.0, -0.5]])])

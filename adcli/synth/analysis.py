@@ -45,9 +45,9 @@ BINARY = {ast.Add: np.add, ast.Sub: np.subtract, ast.Mult: np.multiply, ast.Div:
 UNARY = {ast.USub: np.negative, ast.UAdd: np.positive}
 
 #: What generated code imports from runtime.py and calls.py (as ``_name``).
-RUNTIME = ("call_vjp", "copy", "pull", "push", "cotangent", "dot_vjp", "fit", "item", "method_vjp", "own", "saved",
-           "scatter", "spread", "spread_moment", "roll", "roll_back", "reshape_back", "transpose_back", "take", "take_last",
-           "to_extrema", "unbroadcast", "unconcatenate", "unstack", "zero_passing")
+RUNTIME = ("call_vjp", "copy", "pull", "push", "cotangent", "dot_vjp", "fit", "item", "method_vjp", "own", "plain",
+           "saved", "scatter", "spread", "spread_moment", "roll", "roll_back", "reshape_back", "transpose_back", "take",
+           "take_last", "to_extrema", "unbroadcast", "unconcatenate", "unstack", "zero_passing")
 
 #: Those of RUNTIME that live in calls.py (the gradient of a call: the engine's, or a callee's rule).
 CALLS = {name: "calls" for name in ("call_vjp", "dot_vjp", "method_vjp", "pull", "push")}

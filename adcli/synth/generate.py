@@ -316,6 +316,7 @@ class Generator(Expressions, Saves):
         copies = sorted(m for m in prog.mutables if m in prog.needed)
         body = [
             f"def {fwd}({', '.join(signature)}):",
+            f"    _plain({func.__qualname__!r}, {', '.join(params)})  # a masked array or np.matrix: refused",
             *[f"    {n} = None  # bound before a statement that saves its old value" for n in prebound],
             *[f"    {s} = []" for s in self.stacks],
             *fwd_body,

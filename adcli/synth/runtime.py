@@ -18,14 +18,30 @@ import numpy as np
 
 from ..engine.kernels import roll as _roll
 from ..engine.sums import unbroadcast as _engine_unbroadcast
-from ..errors import SynthesisError
+from ..errors import SynthesisError, UnsupportedError
 
-__all__ = ["Sparse", "copy", "cotangent", "fit", "item", "own", "reshape_back", "roll_back", "saved", "scatter",
+__all__ = ["Sparse", "copy", "cotangent", "fit", "item", "own", "plain", "reshape_back", "roll_back", "saved", "scatter",
            "spread", "spread_moment", "take", "take_last", "to_extrema", "transpose_back", "unbroadcast",
            "unconcatenate", "unstack", "zero_passing"]
 
 ndarray = np.ndarray
 _CONTAINERS = (list, tuple, dict)
+
+
+def plain(name: str, *args) -> None:
+    """Refuse an ndarray subclass among a synthesized rule's arguments (at any depth of a list,
+    tuple or dict), as the engine refuses one beside a traced value: a masked array skips its
+    masked entries, np.matrix multiplies with ``*``; the rule is written for ndarray. A
+    memory-mapped array is an ndarray in all but storage: it passes."""
+    for a in args:
+        t = type(a)
+        if t is ndarray or t is float or t is int:
+            continue
+        if isinstance(a, _CONTAINERS):
+            plain(name, *(a.values() if isinstance(a, dict) else a))
+        elif isinstance(a, ndarray) and t is not np.memmap:
+            raise UnsupportedError(f"the synthesized rule of {name} given a {t.__module__}.{t.__name__} argument: it "
+                                   "follows plain ndarray semantics only; pass np.asarray(...) of it")
 
 
 def unbroadcast(c, x):

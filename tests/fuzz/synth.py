@@ -240,8 +240,12 @@ def _crash(out: Outcome, phase: str, e: BaseException, rule: str = "") -> Outcom
 
 def _late(out: Outcome, phase: str, e: BaseException, rule: str, refusal) -> Outcome:
     """An exception of the rule at run time: a refusal when it is adcli's (not a RuleError) and
-    the engine refuses f too (the rule inherits the engine's answer); a crash otherwise."""
-    if _refusal(e) and refusal is not None:
+    the engine refuses f too (the rule inherits the engine's answer), or it is the rule's refusal
+    of a masked array or np.matrix argument; a crash otherwise."""
+    # the rule refuses an ndarray subclass among its arguments (runtime.plain) wherever it is,
+    # stricter than the engine (which refuses one only beside a traced value): a refusal too
+    stricter = _refusal(e) and "follows plain ndarray semantics only" in str(e)
+    if _refusal(e) and (refusal is not None or stricter):
         return _set(out, "refused", phase, construct="at run time: " + construct(str(e)), message=_error(e),
                     notes=out.notes + [f"the {phase} raised {_error(e)}"])
     return _crash(out, phase, e, rule)
