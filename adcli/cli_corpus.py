@@ -48,7 +48,8 @@ def corpus_run(targets, modules, tests, store, scheduler, workers, timeout, memo
                retry_failed, fmt) -> None:
     """Profile every program TARGETS name (scripts; folders: their .py files that import adcli)
     into the store; the programs stored before under the same source, options and adcli version
-    are skipped. Ctrl-C stops the run and keeps every program finished."""
+    are skipped, unless a file they read (a module, a data file) changed. Ctrl-C stops the run
+    and keeps every program finished."""
     with progress_callback("profiling", "done") as bar:
         result = app.corpus_run(list(targets), list(modules), store, tests=tests, scheduler=scheduler, workers=workers,
                                 timeout_s=timeout, memory_bytes=memory or None, sample_bytes=sample_budget,

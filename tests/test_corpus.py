@@ -16,6 +16,7 @@ from adcli.cli import cli
 from adcli.corpus.programs import CorpusError, discover
 from adcli.corpus.store import CorpusStore
 from adcli.corpus.worker import classify
+from adcli.render import render
 
 OK = """
 import numpy as np
@@ -272,20 +273,61 @@ def test_ctrl_c_stops_the_run_keeps_what_is_stored_and_leaves_no_program_running
     assert res.exit_code == 0 and "1 stored before, skipped" in res.output, res.output
 
 
-def test_programs_profiled_with_a_rules_module_are_run_again_when_it_changes(tmp_path):
+def test_a_program_is_run_again_when_a_file_it_read_or_its_rules_module_changes(tmp_path):
+    """Its inputs (a module it imports, a data file it loads) are stored with it; a rerun skips
+    it while they are as they were (a file touched but not changed too), runs it again when one
+    changes, and when the rules module it was profiled with changes."""
     folder = tmp_path / "progs"
     folder.mkdir()
-    (folder / "kron.py").write_text(OK.format(extra=""))
+    (folder / "shapes.py").write_text("N = 6\n")  # imports no adcli: not a program, an input
+    (folder / "scale.txt").write_text("1.0\n")
+    (folder / "kron.py").write_text(OK.format(extra="").replace(
+        "x = np.linspace(0.1, 1.0, 6)", "from shapes import N\n    x = np.linspace(0.1, 1.0, N) * np.loadtxt('scale.txt')"))
     rules = tmp_path / "rules.py"
     rules.write_text("import adcli.rules  # declares nothing yet\n")
     store = tmp_path / "store"
     first = _run(folder, store, rules=(str(rules),))
     assert first.summary.counts == {"ok": 1}
+    with CorpusStore(str(store), create=False, read_only=True) as db:
+        [rows] = db.inputs().values()
+    read = {os.path.basename(path) for path, *_ in rows}
+    assert {"kron.py", "shapes.py", "scale.txt", "rules.py"} <= read
+    assert not any("site-packages" in path or path.endswith(".pyc") for path, *_ in rows)
     assert _run(folder, store, rules=(str(rules),)).summary.skipped == 1
+    os.utime(folder / "scale.txt", ns=(1, 1))  # touched, the same content
+    assert _run(folder, store, rules=(str(rules),)).summary.skipped == 1
+    (folder / "shapes.py").write_text("N = 7\n")
+    changed = _run(folder, store, rules=(str(rules),))
+    assert (changed.summary.skipped, changed.summary.changed, changed.summary.counts) == (0, 1, {"ok": 1})
+    assert "run again" in render(changed, "table")
     rules.write_text("import adcli.rules  # declares nothing, but another module\n")
     assert _run(folder, store, rules=(str(rules),)).summary.counts == {"ok": 1}
     with pytest.raises(CorpusError, match="no rules module"):
         _run(folder, store, rules=(str(tmp_path / "missing.py"),))
+
+
+def test_stored_inputs_are_compared_by_size_and_time_then_content_and_only_regular_files_are_read(tmp_path):
+    """A crafted store naming a FIFO or a device is not read (it would block or never end): such
+    an input counts as changed, as does a missing one."""
+    from adcli.corpus.inputs import Inputs, fingerprint
+
+    data = tmp_path / "data.txt"
+    data.write_text("abc")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    [row] = fingerprint([str(data), str(fifo), str(tmp_path / "missing"), "/dev/zero"])
+    assert row[0] == str(data) and row[1] == 3 and len(row[3]) == 64
+    look = Inputs()
+    assert look.changed([row]) is None
+    os.utime(data, ns=(5, 5))
+    assert Inputs().changed([row]) is None  # another time, the same content
+    data.write_text("abd")
+    os.utime(data, ns=(row[2], row[2]))
+    assert Inputs().changed([row]) is None  # same size and time: taken as unchanged, as git's index does
+    data.write_text("abcd")
+    assert Inputs().changed([row]) == str(data)
+    for path in (str(fifo), "/dev/zero", str(tmp_path / "missing")):
+        assert Inputs().changed([(path, 0, 0, "0" * 64)]) == path
 
 
 SUITE = """

@@ -1,7 +1,7 @@
 """The programs of a corpus: what ``adcli corpus run`` is given (scripts, folders of scripts,
 modules, a project's tests) as a list of :class:`Program`, each with a key that changes when its source, its
 arguments, the profiling options or adcli's version do (a run skips the programs already stored
-under their key).
+under their key whose inputs, the other files they read, are unchanged: inputs.py).
 
 A folder's programs are its ``.py`` files, at any depth, that import adcli (the programs that
 can take a gradient through it), tests and packages' ``__init__``/``setup``/``conftest`` files

@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from .inputs import Inputs
 from .programs import CorpusError, Program
 from .store import CorpusStore
 from .worker import Limits, run_program
@@ -37,7 +38,8 @@ def _digest(path: str) -> str:
 @dataclass
 class RunSummary:
     programs: int  # named by the targets
-    skipped: int  # stored before under the same key
+    skipped: int  # stored before under the same key, its inputs unchanged
+    changed: int = 0  # stored before under the same key, run again: an input changed
     counts: dict = field(default_factory=dict)  # status -> programs run now
     wall_s: float = 0.0
     interrupted: bool = False
@@ -53,9 +55,15 @@ def run_corpus(programs: list[Program], store: CorpusStore, version: str, limits
 
     options = (limits.sample_bytes, limits.replay_budget, tuple(_digest(path) for path in limits.rules))
     keyed = [(p, p.key(version, options)) for p in programs]
-    stored = store.stored()
-    todo = [(p, k) for p, k in keyed if k not in stored or (retry_failed and stored[k] != "ok")]
-    summary = RunSummary(len(programs), len(programs) - len(todo))
+    stored, inputs, look = store.stored(), store.inputs(), Inputs()
+    todo, changed = [], 0
+    for p, k in keyed:
+        if k not in stored or (retry_failed and stored[k] != "ok"):
+            todo.append((p, k))
+        elif look.changed(inputs.get(k, ())) is not None:
+            todo.append((p, k))
+            changed += 1
+    summary = RunSummary(len(programs), len(programs) - len(todo), changed)
     start = time.perf_counter()
     if not todo:
         return summary

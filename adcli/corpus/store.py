@@ -35,6 +35,8 @@ CREATE TABLE IF NOT EXISTS programs (
 CREATE TABLE IF NOT EXISTS signatures (
     key VARCHAR, signature VARCHAR, function VARCHAR, kind VARCHAR, served_by VARCHAR, calls BIGINT,
     gradient_s DOUBLE, derived_s DOUBLE, share DOUBLE, PRIMARY KEY (key, signature));
+CREATE TABLE IF NOT EXISTS inputs (
+    key VARCHAR, path VARCHAR, size BIGINT, mtime_ns BIGINT, sha256 VARCHAR, PRIMARY KEY (key, path));
 """
 
 
@@ -84,6 +86,14 @@ class CorpusStore:
         """``{key: status}`` of every program stored."""
         return dict(self.db.execute("SELECT key, status FROM programs").fetchall())
 
+    def inputs(self) -> dict:
+        """``{key: [(path, size, mtime_ns, sha256)]}``: the files each stored program read
+        (inputs.py; a program missing here read none that count, or its inputs are unknown)."""
+        out: dict = {}
+        for key, *row in self.db.execute("SELECT key, path, size, mtime_ns, sha256 FROM inputs ORDER BY key, path").fetchall():
+            out.setdefault(key, []).append(tuple(row))
+        return out
+
     def record(self, program: Program, key: str, outcome: dict, version: str) -> str:
         """Store one program's outcome (worker.run_program's): its profile files, then its rows,
         in one transaction. Returns the status stored (a profile that does not validate makes a
@@ -114,14 +124,17 @@ class CorpusStore:
             old = [k for (k,) in self.db.execute("SELECT key FROM programs WHERE program = ? AND kind = ? AND key <> ?",
                                                  [program.name, program.kind, key]).fetchall()]
             for k in [key, *old]:
-                self.db.execute("DELETE FROM signatures WHERE key = ?", [k])
-                self.db.execute("DELETE FROM programs WHERE key = ?", [k])
+                for table in ("signatures", "inputs", "programs"):
+                    self.db.execute(f"DELETE FROM {table} WHERE key = ?", [k])
             self.db.execute("INSERT INTO programs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                             [key, program.name, program.kind, status, reason, outcome["wall_s"],
                              prof.totals.gradient_s if prof is not None else None, len(rows), outcome.get("host"),
                              version, now])
             if rows:
                 self.db.executemany("INSERT INTO signatures VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            if outcome.get("inputs"):
+                self.db.executemany("INSERT INTO inputs VALUES (?, ?, ?, ?, ?)",
+                                    [(key, *row) for row in dict((r[0], r) for r in outcome["inputs"]).values()])
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")

@@ -20,6 +20,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 
+from .inputs import fingerprint, read_manifest
 from .programs import Program
 
 try:
@@ -43,11 +44,12 @@ class Limits:
 
 
 def run_program(program: Program, limits: Limits) -> dict:
-    """Profile ``program``; ``{"status", "reason", "wall_s", "profile", "samples", "host"}``
-    (``profile`` and ``samples``: the files' bytes, or None)."""
+    """Profile ``program``; ``{"status", "reason", "wall_s", "profile", "samples", "host",
+    "inputs"}`` (``profile`` and ``samples``: the files' bytes, or None; ``inputs``: the files it
+    read, inputs.fingerprint's rows, or None when unknown)."""
     with tempfile.TemporaryDirectory(prefix="adcli-corpus-") as tmp:
-        out = os.path.join(tmp, "profile.json")
-        cmd = [sys.executable, "-m", "adcli", "-q", "--no-color", "profile", "-o", out,
+        out, manifest = os.path.join(tmp, "profile.json"), os.path.join(tmp, "inputs.json")
+        cmd = [sys.executable, "-m", "adcli.corpus.probe", manifest, "-q", "--no-color", "profile", "-o", out,
                "--sample-budget", str(limits.sample_bytes), "--replay-budget", str(limits.replay_budget)]
         for path in limits.rules:
             cmd += ["--rules", path]
@@ -74,7 +76,10 @@ def run_program(program: Program, limits: Limits) -> dict:
         samples = _read(out[:-len(".json")] + ".npz") if profile is not None else None
         if status != "ok" and profile is not None:  # it took gradients, then failed: profiled as far as it ran
             reason = f"{reason} (after its gradients: profiled up to there)"
-        return _outcome(status, reason, start, profile, samples)
+        outcome = _outcome(status, reason, start, profile, samples)
+        paths = read_manifest(manifest)
+        outcome["inputs"] = fingerprint(paths) if paths is not None else None
+        return outcome
 
 
 def classify(returncode: int, stderr: str, memory_limited: bool) -> tuple[str, str]:
@@ -102,7 +107,7 @@ def classify(returncode: int, stderr: str, memory_limited: bool) -> tuple[str, s
 
 def _outcome(status, reason, start, profile=None, samples=None) -> dict:
     return {"status": status, "reason": reason, "wall_s": time.perf_counter() - start, "profile": profile,
-            "samples": samples, "host": socket.gethostname()}
+            "samples": samples, "host": socket.gethostname(), "inputs": None}
 
 
 def _read(path: str) -> bytes | None:

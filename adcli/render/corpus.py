@@ -23,7 +23,8 @@ def run_table(r: CorpusRun) -> str:
     s = r.summary
     ran = sum(s.counts.values())
     head = (f"profiled {ran} of {s.programs} programs in {duration(s.wall_s)} on {s.workers} workers "
-            f"({_counts(s.counts)}); {s.skipped} stored before, skipped")
+            f"({_counts(s.counts)}); {s.skipped} stored before, skipped"
+            + (f"; {s.changed} stored before, run again (a file they read changed)" if s.changed else ""))
     if s.interrupted:
         head += "; interrupted: every program finished so far is stored, run again to go on"
     return head + f"\nstore {safe(r.store)}: {_counts(r.stored)}"
