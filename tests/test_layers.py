@@ -39,7 +39,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("corpus", ["adcli.corpus"]),
     ("app", ["adcli.app"]),
     ("render", ["adcli.render"]),
-    ("cli", ["adcli.cli", "adcli.cli_corpus", "adcli.cli_types", "adcli.__main__"]),
+    ("cli", ["adcli.cli", "adcli.cli_corpus", "adcli.cli_probe", "adcli.cli_types", "adcli.__main__"]),
     ("plugin", ["adcli.pytest_plugin"]),
 ]
 
@@ -69,6 +69,8 @@ LAZY: dict[tuple[str, str], str] = {
     ("adcli.pytest_plugin", "adcli.engine.registry"): "loaded when a test declares rules through the plugin",
     ("adcli", "adcli.engine"): "adcli.grad & co.: the engine loads on first use, so `adcli` answers Ctrl-C while it loads",
     ("adcli.__main__", "adcli.cli"): "the console script catches a Ctrl-C while the command line's modules load",
+    ("adcli.cli_probe", "adcli.__main__"): "a corpus program's inputs: the audit hook is in place before adcli and the "
+                                            "program are imported",
     ("adcli", "adcli.render.notebook"): "adcli.profile(): the profiler and its results' display (text, Jupyter's HTML) "
                                         "load on first use, `import adcli` is the engine",
     ("adcli", "adcli.rules"): "adcli.rules: declaring and installing rules, loaded on first use",

@@ -1,4 +1,4 @@
-"""A program's inputs: the files it read when it was profiled (probe.py), each stored with its
+"""A program's inputs: the files it read when it was profiled (adcli/cli_probe.py), each stored with its
 size, modification time and SHA-256. A rerun skips a program stored under the same key (its
 source, options, adcli's version) only if every input is as it was: same size and time (the
 quick test, as git's index does), else the same content (a file touched but not changed is

@@ -49,7 +49,7 @@ def run_program(program: Program, limits: Limits) -> dict:
     read, inputs.fingerprint's rows, or None when unknown)."""
     with tempfile.TemporaryDirectory(prefix="adcli-corpus-") as tmp:
         out, manifest = os.path.join(tmp, "profile.json"), os.path.join(tmp, "inputs.json")
-        cmd = [sys.executable, "-m", "adcli.corpus.probe", manifest, "-q", "--no-color", "profile", "-o", out,
+        cmd = [sys.executable, "-m", "adcli.cli_probe", manifest, "-q", "--no-color", "profile", "-o", out,
                "--sample-budget", str(limits.sample_bytes), "--replay-budget", str(limits.replay_budget)]
         for path in limits.rules:
             cmd += ["--rules", path]

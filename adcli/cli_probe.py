@@ -1,4 +1,4 @@
-"""``python -m adcli.corpus.probe MANIFEST ARGS...``: run ``adcli ARGS`` (a corpus worker's
+"""``python -m adcli.cli_probe MANIFEST ARGS...``: run ``adcli ARGS`` (a corpus worker's
 ``adcli profile``) and write to MANIFEST the files the program read (a JSON list of absolute paths):
 its inputs, beside its source, in what decides whether a rerun may skip it (inputs.py).
 
@@ -25,7 +25,7 @@ _WRITES = os.O_WRONLY | os.O_RDWR
 def _roots() -> tuple:
     """Folders whose files are not a program's inputs."""
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-             os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}  # adcli's own package
+             os.path.dirname(os.path.abspath(__file__))}  # adcli's own package
     for name in ("stdlib", "platstdlib", "purelib", "platlib"):
         roots.add(sysconfig.get_path(name))
     try:
@@ -75,7 +75,7 @@ def main(argv: list) -> None:
 
     sys.addaudithook(hook)
     sys.argv = ["adcli", *args]
-    from ..__main__ import main as adcli
+    from .__main__ import main as adcli
 
     try:
         adcli()
