@@ -4,7 +4,7 @@
     python benchmarks/ecosystem.py run --store S [--fuzz 20] [--workers 2] [--replay-budget 10]
     python benchmarks/ecosystem.py scale --from S --store S2 --profiles 10000
     python benchmarks/ecosystem.py overhead [--programs 40] [--workers 2]
-    python benchmarks/ecosystem.py defaults --store S [--workers 2] [--replay-budget 5]
+    python benchmarks/ecosystem.py defaults --store S [--workers 2] [--replay-budget 60] [--fixture DIR]
 
 The corpus (``materialize``): the published examples ported in ``benchmarks/corpus`` (copied), a
 driver script for each program of ``tests/ported`` (its ``loss`` differentiated on
@@ -23,7 +23,9 @@ tier over it: the index's query alone, and the advisor over every profile.
 
 ``defaults`` profiles the bundled corpus (``profiles/``) with the engine's shipped library rules
 taken out (``benchmarks/advised_out.py``: roll, var, outer, triu, tril derived again) and prints
-what the corpus advice picks against what the engine ships.
+what the corpus advice picks against what the engine ships; ``--fixture tests/data/corpus_defaults``
+saves its profiles for the test that checks the shipped defaults against the advice
+(tests/test_corpus_defaults.py: profiling 23 programs takes over a minute, too long for CI).
 
 ``overhead`` times the scheduler's cost per program: a corpus of programs that take one tiny
 gradient, run on the cluster, against the sum of their own wall times.
@@ -191,7 +193,7 @@ def overhead(programs: int, workers: int) -> int:
 SHIPPED = {"numpy.roll", "numpy.var", "numpy.outer", "numpy.triu", "numpy.tril"}
 
 
-def defaults(store: str, workers: int, replay_budget: str) -> int:
+def defaults(store: str, workers: int, replay_budget: str, fixture: str | None = None) -> int:
     import json
 
     start = time.perf_counter()
@@ -212,7 +214,24 @@ def defaults(store: str, workers: int, replay_budget: str) -> int:
     agree = set(picked) == SHIPPED
     print(f"\nthe advice picks {'exactly the shipped rules' if agree else 'another set than the shipped rules'}: "
           f"picked {sorted(picked)}, shipped {sorted(SHIPPED)}")
+    if fixture:
+        save_fixture(store, Path(fixture))
     return 0
+
+
+def save_fixture(store: str, out: Path) -> None:
+    """The store's profiles as tests/data/corpus_defaults (its test reads them): one
+    ``<program>.json`` each, the samples left out (the tier reads the profiles' measurements)."""
+    from adcli.corpus.store import CorpusStore
+
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("*.json"):
+        old.unlink()
+    with CorpusStore(store, create=False, read_only=True) as db:
+        rows = db.db.execute("SELECT key, program FROM programs WHERE status = 'ok' ORDER BY program").fetchall()
+        for key, program in rows:
+            shutil.copyfile(db.profile_path(key), out / (Path(program).stem + ".json"))
+    print(f"wrote {len(rows)} profiles to {out}")
 
 
 def main() -> int:
@@ -233,7 +252,8 @@ def main() -> int:
     d = sub.add_parser("defaults")
     d.add_argument("--store", required=True)
     d.add_argument("--workers", type=int, default=2)
-    d.add_argument("--replay-budget", default="5")
+    d.add_argument("--replay-budget", default="60")  # every replay done: an incomplete profile cannot weigh an import
+    d.add_argument("--fixture", default=None, help="save the profiles for the test (tests/data/corpus_defaults)")
     o = sub.add_parser("overhead")
     o.add_argument("--programs", type=int, default=40)
     o.add_argument("--workers", type=int, default=2)
@@ -244,7 +264,7 @@ def main() -> int:
     if a.command == "run":
         return run(a.store, a.fuzz, a.workers, a.replay_budget)
     if a.command == "defaults":
-        return defaults(a.store, a.workers, a.replay_budget)
+        return defaults(a.store, a.workers, a.replay_budget, a.fixture)
     if a.command == "scale":
         return scale(a.source, a.store, a.profiles)
     return overhead(a.programs, a.workers)

@@ -38,6 +38,7 @@ class TierRow:
     max_share: float
     action: str = KEEP_DERIVED
     saving_s: float | None = None  # what the action saves per run of every program, summed
+    measured: bool = False  # the rule's cost measured (an import), not estimated (a rule still to write)
     reason: str = ""
 
 
@@ -50,6 +51,7 @@ class CorpusAdvice:
     gradient_s: float  # of those, summed
     rows: list = field(default_factory=list)
     corrupt: list = field(default_factory=list)  # (program, why) of stored profiles that do not validate
+    incomplete: list = field(default_factory=list)  # (program, why) of profiles advised from, but incomplete
     query_s: float = 0.0  # the index query's time
     advisor_s: float = 0.0  # loading the profiles and the advisor's time
 
@@ -70,13 +72,15 @@ def library_tier(store: CorpusStore, verdicts: bool = True, th: Thresholds | Non
     start = time.perf_counter()
     profiles, advice.corrupt = store.load_profiles()
     advice.profiles = len(profiles)
+    # (a signature the replay budget left out has no measured import: the advice on it is weaker)
+    advice.incomplete = [(" ".join(p.command)[:120] or "?", p.problems()[0]) for p in profiles if p.problems()]
     if profiles:
         suggestions, _ = suggest(profiles, th)
         chosen = {str(s.signature): s for s in suggestions if s.tier == LIBRARY}
         for row in rows:
             s = chosen.get(row.signature)
             if s is not None:
-                row.action, row.saving_s = s.action, s.saving_s
+                row.action, row.saving_s, row.measured = s.action, s.saving_s, s.rule_measured
                 row.reason = s.reasons[0] if s.reasons else ""
     advice.advisor_s = time.perf_counter() - start
     return advice

@@ -36,7 +36,8 @@ def run_json(r: CorpusRun) -> str:
 
 def _row(row) -> list:
     return [row.signature, str(row.programs), f"{row.median_share:.1%}", f"{row.max_share:.1%}", f"{row.corpus_share:.1%}",
-            duration(row.total_s), row.action, DASH if not row.saving_s else duration(row.saving_s)]
+            duration(row.total_s), row.action + (" (est.)" if row.saving_s and not row.measured else ""),
+            DASH if not row.saving_s else duration(row.saving_s)]
 
 
 def _summary(a: CorpusAdvice) -> str:
@@ -45,6 +46,10 @@ def _summary(a: CorpusAdvice) -> str:
     if a.corrupt:
         text += f"; {len(a.corrupt)} stored profiles skipped (not valid): " + "; ".join(
             f"{name}: {why}" for name, why in a.corrupt[:3])
+    if a.incomplete:
+        name, why = a.incomplete[0]
+        text += (f"; {len(a.incomplete)} profile(s) incomplete, advised from as they are (first: {name}: {why}): "
+                 "`corpus run` again with a larger --replay-budget measures what they left out")
     return safe(text)
 
 
