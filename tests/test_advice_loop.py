@@ -378,3 +378,58 @@ def test_a_rule_synthesized_for_the_traced_arguments_is_exported_declared_and_ch
         assert res.exit_code == 0 and res.output.startswith("OK"), res.output
     finally:
         unregister("__main__:f")
+
+
+HELPER = '''
+import numpy as np
+
+
+def weighted(x, scale=1.0):
+    y = 0.0
+    for i in range(len(x)):
+        y = y + np.sin(x[i]) * scale
+    return y
+'''
+USES_HELPER = '''
+import numpy as np
+
+import adcli
+from helper import weighted
+
+
+def f(x):
+    return weighted(x, scale=0.5) * 2.0
+
+
+if __name__ == "__main__":
+    x = np.linspace(0.0, 1.0, 300)
+    for _ in range(3):
+        adcli.grad(f)(x)
+'''
+
+
+def test_a_function_of_a_named_module_called_with_a_keyword_argument_is_synthesized_and_checked(tmp_path):
+    """The hand-write target is helper.weighted(f64[1d], scale=float): a function of the user's
+    module (imported from the file --module names, never from a name in the profile), called
+    with a keyword argument (the profile's sample of it). Without --module it stays a skeleton,
+    saying why."""
+    (tmp_path / "helper.py").write_text(HELPER)
+    script = tmp_path / "main.py"
+    script.write_text(USES_HELPER)
+    prof, rules = str(tmp_path / "p.json"), str(tmp_path / "rules.py")
+    try:
+        assert invoke("profile", "-o", prof, str(script)).exit_code == 0
+        names = [s["signature"] for s in load_json(prof)["signatures"]]
+        assert "helper.weighted(f64[1d], scale=float)" in names, names
+        res = invoke("export", prof, "-o", rules, "--script", str(script), "--only", "hand-write")
+        assert res.exit_code == 0 and "synthesized and verified" not in res.output, res.output
+        res = invoke("export", prof, "-o", rules, "--script", str(script), "--module", str(tmp_path / "helper.py"),
+                     "--force", "--only", "hand-write")
+        assert res.exit_code == 0 and "synthesized and verified rule(s)" in res.output, res.output
+        text = open(rules).read()
+        assert "adcli.synth.declare('helper:weighted', ('f64[1d]', 'scale=float',), weighted_fwd" in text, text
+        res = invoke("check", rules, "--profile", prof, "--script", str(script), "--module", str(tmp_path / "helper.py"))
+        assert res.exit_code == 0 and res.output.startswith("OK"), res.output
+    finally:
+        unregister("helper:weighted")
+        unregister("__main__:f")

@@ -535,6 +535,7 @@ def masked_data(x0, x1):
     return np.sum(v11 * _weights(v11, 4))
 
 
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # np.matrix, refused on purpose
 def test_a_masked_array_among_the_arguments_is_refused_as_the_engine_refuses_it():
     """x1, not differentiated, a masked array: the rule ran np.ma's arithmetic through ndarray's
     VJPs and gave a wrong gradient of x0 (tests/fuzz/synth.py seed 20510); the engine refuses a

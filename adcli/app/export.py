@@ -34,12 +34,24 @@ class Export:
     not_synthesized: tuple = ()  # (signature text, why) for each hand-write skeleton synthesis did not fill
 
 
-def samples_of(path: str, data, wanted: set) -> dict:
+def samples_of(path: str, data, wanted: set, keywords: bool = False) -> dict:
     """``{Signature: its sample's decoded arguments, or None}`` for the signatures in ``wanted``
-    that the profile ``data`` (read from ``path``) has a sample of; only their arrays are read."""
+    that the profile ``data`` (read from ``path``) has a sample of; only their arrays are read.
+    With ``keywords``, ``(arguments, keyword arguments)`` (None where the sample lacks one of
+    the signature's keyword arguments)."""
     with Samples(path, data) as arrays:
-        return {s.signature: [decode(a, arrays) for a in s.sample.args] or None
-                for s in data.signatures if s.sample is not None and s.signature in wanted}
+        out = {}
+        for s in data.signatures:
+            if s.sample is None or s.signature not in wanted:
+                continue
+            args = [decode(a, arrays) for a in s.sample.args] or None
+            if not keywords:
+                out[s.signature] = args
+                continue
+            names = {k for k, _ in s.signature.kwargs}
+            kwargs = {k: decode(v, arrays) for k, v in s.sample.kwargs.items() if k in names}
+            out[s.signature] = (args, kwargs) if set(kwargs) == names else None
+        return out
 
 
 def export(profile: str, output: str, *, top: int | None = None, only: str | None = None, force: bool = False,
@@ -82,7 +94,11 @@ def export(profile: str, output: str, *, top: int | None = None, only: str | Non
     rel = os.path.relpath(os.path.abspath(script), os.path.dirname(os.path.abspath(output))) if script else None
     named_hand = [s for s in chosen if s.action == HAND_WRITE and targets[s.signature][0] is not None]
     traced = {s.signature: s.traced for s in data.signatures}
-    synthesized = synthesize_targets(named_hand, samples, script, given=given, traced=traced) if synthesize else {}
+    if synthesize:
+        full = samples_of(profile, data, {s.signature for s in named_hand}, keywords=True)
+        synthesized = synthesize_targets(named_hand, full, script, given=given, traced=traced, modules=tuple(modules))
+    else:
+        synthesized = {}
     text = rules_module(chosen, samples, targets, source=profile, version=__version__, script=rel, names=names,
                         missing=missing, synthesized=synthesized)
     write_output(output, text, force=force)

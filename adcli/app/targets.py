@@ -103,14 +103,14 @@ def export_target(sig: Signature, library: bool, script: str | None, modules: tu
         return (expr, "") if expr else (None, f"{sig.function} is not a NumPy callable adcli has a rule for or can import")
     if sig.module == "__main__" and script is None:
         return repr(sig.target), ""
-    if _defining_file(sig, script, modules) is not None:
+    if defining_file(sig, script, modules) is not None:
         return repr(sig.target), ""
     if sig.module == "__main__":
         return None, f"{script} does not define {sig.qualname}"
     return None, f"{sig.function} is not defined in a file you passed (--module FILE names your modules)"
 
 
-def _defining_file(sig: Signature, script: str | None, modules: tuple) -> str | None:
+def defining_file(sig: Signature, script: str | None, modules: tuple) -> str | None:
     """The file among those the user passed that defines ``sig``'s user function, or None."""
     if sig.module == "__main__":
         return script if script is not None and defines(script, sig.qualname) else None
@@ -134,7 +134,7 @@ def parameters(sig: Signature, library: bool, script: str | None, modules: tuple
                 params = []
             names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     else:
-        path = _defining_file(sig, script, modules)
+        path = defining_file(sig, script, modules)
         node = definition(path, sig.qualname) if path is not None else None
         names = [a.arg for a in node.args.posonlyargs + node.args.args] if node is not None else []
     return names[:n] if n and len(names) >= n else None

@@ -13,6 +13,7 @@ its helper modules import. Only for a script the user names: nothing a profile s
 from __future__ import annotations
 
 import ast
+import importlib.util
 import os
 import sys
 import traceback
@@ -59,6 +60,37 @@ def load_script(script: str, reload: bool = False):
         line = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else script
         raise ScriptError(f"{line}: the script's top level raised {type(exc).__name__}: {exc}") from None
     _loaded[path] = module
+    return module
+
+
+def load_module(path: str, name: str):
+    """The user's module ``name`` from the file ``path`` they named (``--module``): the module
+    already imported from that file, else imported from it (its package's root first on
+    ``sys.path``, as Python would find it), under its name. ScriptError (one line) if it
+    cannot be imported."""
+    real = os.path.realpath(path)
+    module = sys.modules.get(name)
+    if module is not None and os.path.realpath(getattr(module, "__file__", None) or "") == real:
+        return module
+    root = os.path.dirname(real)
+    for _ in range(name.count(".")):
+        root = os.path.dirname(root)
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    spec = importlib.util.spec_from_file_location(name, real)
+    if spec is None or spec.loader is None:
+        raise ScriptError(f"cannot import {path} as {name}")
+    module = importlib.util.module_from_spec(spec)
+    saved = sys.modules.get(name)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the module's own error, reported in one line
+        if saved is None:
+            del sys.modules[name]
+        else:
+            sys.modules[name] = saved
+        raise ScriptError(f"{path}: importing it raised {type(exc).__name__}: {exc}") from None
     return module
 
 

@@ -22,19 +22,23 @@ from ..testing import RuleReport, check_rule, compare_gradients
 from .synthesize import Synthesis
 
 
-def verify(synthesis: Synthesis, args: tuple, *, timing: bool = False, seed: int = 0) -> RuleReport:
-    """Check the synthesized rule on ``args``; raises GradientMismatch (or RuleError) when it is
-    wrong, returns check_rule's report otherwise."""
+def verify(synthesis: Synthesis, args: tuple, kwargs: dict | None = None, *, timing: bool = False,
+           seed: int = 0) -> RuleReport:
+    """Check the synthesized rule on ``args`` (and keyword arguments ``kwargs``: the rule is
+    declared for that signature); raises GradientMismatch (or RuleError) when it is wrong,
+    returns check_rule's report otherwise."""
     func = synthesis.func
     target = f"{func.__module__}:{func.__qualname__}"
-    types = tuple(describe(a) for a in args)
+    kwargs = kwargs or {}
+    types = tuple(describe(a) for a in args) + tuple(f"{k}={describe(v)}" for k, v in sorted(kwargs.items()))
     fwd = synthesis.rule()
     previous = rules_for(target).get(types)  # a rule declared for this signature before: put back after
     module = sys.modules.get(func.__module__)
     bound = module.__dict__.get(func.__qualname__, None) if module is not None else None  # declaring rebinds it
     [rule] = register(target, types, fwd, replace=True, origin=f"synthesized from {synthesis.program.file}")
     try:
-        return check_rule(dispatch(func), *args, rule=rule, timing=timing, seed=seed, argnums=synthesis.argnums)
+        return check_rule(dispatch(func), *args, kwargs=kwargs, rule=rule, timing=timing, seed=seed,
+                          argnums=synthesis.argnums)
     finally:
         remove_rule(rule, restore=previous)
         if bound is not None:
