@@ -294,3 +294,23 @@ def test_a_layout_where_numpy_itself_gives_nan_is_not_a_mismatch():
                  args=[np.array([[-1.0, -1.0], [0.5, 0.5], [1.0, 0.5], [-1.0, -1.0]])])
     o = run(prog)
     assert not o.failed and o.category in ("ok", "nonsmooth"), o
+
+
+def test_finite_differences_in_extended_precision_settle_a_function_too_fast_for_float64_only_if_right():
+    """sin(1e7 x): float64's steps (1e-3 .. 1e-7) cannot resolve it; np.longdouble's smaller ones
+    can, and confirm the right derivative, never one 1% off, nor a program that does not compute
+    in longdouble (the synthesizer's fuzzer, seed 22625: a loop grew a value to 1e5 inside sin)."""
+    import numpy as np
+
+    from tests.fuzz.oracle import _extended_agrees
+
+    if np.finfo(np.longdouble).eps >= np.finfo(np.float64).eps:
+        pytest.skip("np.longdouble is float64 on this platform")
+    x, d = np.array([0.3, 0.1]), np.array([1.0, -0.5])
+
+    def f(v):
+        return np.sum(np.sin(1e7 * v))
+    right = float(np.sum(1e7 * np.cos(1e7 * x) * d))
+    assert _extended_agrees(f, [x], None, [d], right)
+    assert not _extended_agrees(f, [x], None, [d], right * 1.01)
+    assert not _extended_agrees(lambda v: float(f(v)), [x], None, [d], right)  # float64 inside: not settled

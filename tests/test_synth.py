@@ -551,3 +551,31 @@ def test_a_masked_array_among_the_arguments_is_refused_as_the_engine_refuses_it(
         fwd(x0, np.ma.array(x1, mask=[False]))
     with pytest.raises(UnsupportedError, match=r"numpy\.matrix argument"):
         synthesize(builtin_sum_abs).load()(np.array([0.4, -1.2, 0.7]), [np.matrix([[1.0, 2.0, -0.5]])])
+
+
+def shaped(x, b):
+    y = np.sin(x) * x
+    z = np.roll(y, 1, axis=0) - 2.0 * x
+    return np.sum((z + b) * z)
+
+
+def test_an_operand_of_the_results_shape_on_every_call_is_not_summed_back():
+    """sin(x) * x, roll of it minus 2x: the same shape as x on every call, whatever x's shape
+    (shapes.py), so their cotangents are not summed back; (z + b) broadcasts b (and may
+    broadcast z): those keep _unbroadcast. With a float32 argument every one stays (it casts
+    too). The gradients equal the engine's either way."""
+    x, b = np.linspace(0.1, 1.2, 12).reshape(3, 4), np.linspace(-1.0, 1.0, 4)
+    src = synthesize(shaped, (x, b)).source
+    pullback = src[src.index("def pullback"):]
+    # the sum's (g spread over its operand), b's and z's in z + b, (z + b)'s and z's in their product
+    assert pullback.count("_unbroadcast(") == 5, pullback
+    assert "_unbroadcast(" not in pullback[pullback.index("z = np.roll(y, 1, axis=0)"):], pullback  # z's and y's lines
+    for args in ((x, b), (x[:, :1] * np.ones((3, 4)), b[:1])):  # another shape, the same signature
+        fwd = synthesize(shaped, (x, b)).load()
+        ans, pb = fwd(*args)
+        got = pb(1.0)
+        want = adcli.grad(shaped, argnums=(0, 1))(*args)
+        assert np.allclose(got[0], want[0], rtol=1e-12) and np.allclose(got[1], want[1], rtol=1e-12)
+    x32 = x.astype(np.float32)
+    src32 = synthesize(shaped, (x32, b)).source
+    assert src32[src32.index("def pullback"):].count("_unbroadcast(") > 5

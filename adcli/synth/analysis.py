@@ -36,7 +36,7 @@ from ..engine.core import passes
 from ..engine.keep import params_read
 from ..engine.registry import UFUNCS
 from ..errors import SynthesisError
-from . import adjoints
+from . import adjoints, shapes
 from .kinds import INT, SCALAR, infer, kind_of
 
 #: Python's arithmetic operators, as the ufuncs whose native VJPs differentiate them.
@@ -91,6 +91,8 @@ class Program:
     param_kinds: dict = field(default_factory=dict)  # from the signature synthesized for (kinds.of_value)
     scope: dict = field(default_factory=dict)  # the function's builtins, globals and closure variables
     kinds: dict = field(default_factory=dict)  # name -> its kind (kinds.py), where concluded
+    shapes: dict = field(default_factory=dict)  # name -> its shape symbol (shapes.py), where concluded
+    uniform: bool = False  # every float array argument float64 (shapes.uniform): shapes stand for dtypes
 
     def where(self, node) -> str:
         return f"{self.file}:{node.lineno + self.offset}"
@@ -259,6 +261,7 @@ def analyse(prog: Program) -> None:
                 prog.refuse(f"the loop variable {var} assigned elsewhere too", s)
             prog.loop_vars.add(var)
     prog.kinds = infer(prog, prog.param_kinds, prog.scope, binds)
+    prog.shapes = shapes.infer(prog, binds, prog.uniform)
     # a parameter the signature says holds no float (an int, an index array) has no gradient
     prog.active = {p for p in prog.params if p not in prog.inactive and not (
         prog.kinds.get(p) == INT or isinstance(prog.kinds.get(p), tuple) and prog.kinds[p][2] not in "fc")}

@@ -16,6 +16,7 @@ from ..engine.keep import params_read
 from ..engine.registry import UFUNCS
 from . import adjoints
 from .analysis import BINARY, LINEAR, UNARY, is_active, reads_answer, scalar_op
+from .shapes import same_shape
 
 _LEAVES = (ast.Name, ast.Constant)
 #: The adjoints of ufuncs of one float scalar, written out (the registry's VJPs, on a scalar:
@@ -225,7 +226,8 @@ class Expressions:
             if vjps[k] is None or not is_active(prog, a):
                 continue
             c = g if vjps[k] is passes else f"{self.bind(ufunc, k, node)}({self.vjp_args(vjps[k], g, node, args, vals)})"
-            self.give(a, f"_unbroadcast({c}, {vals[id(a)]})", vals, out)
+            # an operand of the result's shape on every call (shapes.py) needs no summing back
+            self.give(a, c if same_shape(prog, a, node) else f"_unbroadcast({c}, {vals[id(a)]})", vals, out)
 
     @staticmethod
     def vjp_args(vjp, g: str, node, args, vals: dict) -> str:

@@ -20,6 +20,7 @@ from ..engine.registry import UFUNCS
 from ..errors import SynthesisError
 from .analysis import PLAIN_ATTRS, PLAIN_BUILTINS, RUNTIME, Program, analyse, closure_values
 from .kinds import of_value
+from .shapes import uniform
 
 # Names the generated module uses for itself; a function using one is refused (it would be shadowed).
 RESERVED = re.compile(r"^(_np|_math|_special|_UFUNCS|_push|_pull|_raw|" + "|".join(f"_{name}" for name in RUNTIME) +
@@ -104,6 +105,7 @@ def parse(func, args: tuple | None = None, kwargs: dict | None = None, wrt=None)
     if args is not None:
         prog.param_kinds = {p: of_value(a) for p, a in zip(prog.params, args)}
         prog.param_kinds.update({p: of_value(a) for p, a in (kwargs or {}).items() if p in prog.params})
+        prog.uniform = uniform([*args, *(kwargs or {}).values()])
     prog.scope = checker.scope
     if wrt is not None:
         chosen = {prog.params[k] if isinstance(k, int) else k for k in wrt if not isinstance(k, int) or k < len(prog.params)}
