@@ -227,7 +227,8 @@ class Expressions:
                 continue
             c = g if vjps[k] is passes else f"{self.bind(ufunc, k, node)}({self.vjp_args(vjps[k], g, node, args, vals)})"
             # an operand of the result's shape on every call (shapes.py) needs no summing back
-            self.give(a, c if same_shape(prog, a, node) else f"_unbroadcast({c}, {vals[id(a)]})", vals, out)
+            others = [o for o in args if o is not a]
+            self.give(a, c if same_shape(prog, a, node, others) else f"_unbroadcast({c}, {vals[id(a)]})", vals, out)
 
     @staticmethod
     def vjp_args(vjp, g: str, node, args, vals: dict) -> str:

@@ -21,7 +21,7 @@ import ast
 
 import numpy as np
 
-from .kinds import INT, SCALAR as SCALAR_KIND
+from .kinds import INT, SCALAR as SCALAR_KIND, kind_of
 
 SCALAR = "()"  # a Python scalar's symbol
 _TOP = "?"  # not concluded yet
@@ -41,7 +41,7 @@ def infer(prog, binds: list, enabled: bool) -> dict:
     """``{name: symbol}`` of the parameters and locals whose symbol is concluded."""
     if not enabled:
         return {}
-    start = {p: ("arg", p) for p, k in prog.param_kinds.items() if isinstance(k, tuple) and k[0] == "array"}
+    start = {p: ("arg", p) for p, k in prog.param_kinds.items() if isinstance(k, tuple) and k[0] == "array" and k[1] >= 1}
     start.update({p: SCALAR for p, k in prog.kinds.items() if k in (SCALAR_KIND, INT) and p in prog.params})
     bound = {t for _, pairs, _, _ in binds for t, _ in pairs}
     symbols = {**start, **{t: _TOP for t in bound}}
@@ -117,10 +117,16 @@ def _combine(a, b):
     return None
 
 
-def same_shape(prog, operand, node) -> bool:
-    """Whether an elementwise operation's array operand has the result's shape on every call."""
-    shapes = getattr(prog, "shapes", None)
-    if not shapes:
+def same_shape(prog, operand, node, others=()) -> bool:
+    """Whether an elementwise operation's array operand has the result's shape on every call:
+    its other operands (``others``) are scalars (a unary ufunc, ``x * 2.0``), or it has the
+    result's shape symbol."""
+    if not getattr(prog, "uniform", False):
         return False
+    k = kind_of(prog, operand, prog.kinds)  # (a 0-d array's ufunc answers a scalar: it keeps its _unbroadcast)
+    if isinstance(k, tuple) and k[0] == "array" and k[1] >= 1 and \
+            all(kind_of(prog, o, prog.kinds) in (SCALAR_KIND, INT) for o in others):
+        return True
+    shapes = prog.shapes
     a = symbol(prog, operand, shapes)
     return a not in (None, SCALAR, _TOP) and a == symbol(prog, node, shapes)
