@@ -74,6 +74,19 @@ def underscore(x):
     return s * _
 
 
+def comprehended(xs, w):
+    """Comprehensions written out as loops (comprehensions.py): assigned, an argument of the
+    statement's call, a generator expression returned through sum(), with a condition, over zip."""
+    ys = [np.sin(x) * x for x in xs]
+    rows = np.stack([np.tanh(r) for r in xs])
+    tot = 0.0
+    tot += np.sum([np.sum(r ** 2) for r in rows])
+    pairs = [p * q for p, q in zip(xs[0], w)]
+    pairs.append(np.sum(w) * tot)
+    even = sum(np.sum(xs[i] * w) for i in range(len(xs)) if i % 2 == 0)
+    return np.sum(np.stack(ys)) + np.sum(np.stack(pairs)) + even
+
+
 rng = np.random.default_rng(3)
 CASES = [
     (underscore, (rng.standard_normal(7),)),
@@ -86,6 +99,7 @@ CASES = [
     (scaled, (rng.standard_normal(4), rng.standard_normal((3, 4)))),
     (two_outputs, (rng.standard_normal(6),)),
     (nested, (rng.standard_normal(5), 3)),
+    (comprehended, (rng.standard_normal((3, 4)), rng.standard_normal(4))),
 ]
 
 
@@ -132,7 +146,7 @@ def test_a_value_never_overwritten_is_not_saved_and_dead_adjoints_are_not_comput
 
 
 def _comprehension(x):
-    return np.sum([v * v for v in x])
+    return np.sum(x) * np.sum([v * v for v in x])  # inside an expression: not moved out of it
 
 
 def _with(x):

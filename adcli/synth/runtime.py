@@ -57,6 +57,8 @@ def unbroadcast(c, x):
         if not c.any():
             return np.zeros(x.shape, c.dtype if x.dtype.kind not in "fc" else x.dtype)
         return np.broadcast_to(c, x.shape)  # raises for a cotangent that does not fit
+    if type(x) is list or type(x) is tuple:  # np.sum(xs) of a list: its items' adjoints, as one array
+        return np.broadcast_to(np.asarray(c), np.shape(x)) if np.ndim(c) < len(np.shape(x)) else c
     return _engine_unbroadcast(c, x)
 
 
@@ -70,6 +72,8 @@ class Sparse(dict):
         if isinstance(other, numbers.Number) and other == 0:
             return Sparse(self)
         other = sparse(other)
+        if type(other) is ndarray and other.ndim >= 1:  # a list's adjoint as one array (np.sum(xs)'s)
+            other = Sparse({k: other[k] if not other.flags.writeable else other[k].copy() for k in range(len(other))})
         if not isinstance(other, Sparse):
             raise TypeError(f"the adjoint of a container added to one of {type(other).__name__}")
         out = Sparse(self)
@@ -195,6 +199,9 @@ def take_last(d, xs):
     if isinstance(d, numbers.Number) and d == 0:
         return d, 0.0
     out = sparse(d)
+    if type(d) is ndarray and d.ndim >= 1 and len(d) == len(xs):
+        # a NumPy function's VJP gives a list's adjoint as one array (np.sum(xs): the list as an array)
+        out = Sparse({k: np.array(d[k]) if d.ndim > 1 else d[k] for k in range(len(d))})
     if not isinstance(out, Sparse):
         raise SynthesisError(f"the adjoint of a list is a {type(d).__name__}")
     out = Sparse(out)

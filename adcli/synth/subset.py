@@ -18,6 +18,7 @@ import numpy as np
 from ..engine import lists
 from ..engine.registry import UFUNCS
 from ..errors import SynthesisError
+from .comprehensions import hoist
 from .analysis import PLAIN_ATTRS, PLAIN_BUILTINS, RUNTIME, Program, analyse, closure_values
 from .kinds import of_value
 from .shapes import uniform
@@ -94,7 +95,8 @@ def parse(func, args: tuple | None = None, kwargs: dict | None = None, wrt=None)
     if not body or not isinstance(body[-1], ast.Return) or body[-1].value is None:
         prog.refuse("a function that does not end with `return value`", body[-1] if body else fdef)
     ret = body[-1]
-    prog.body = checker.block(body[:-1])
+    pre = hoist(ret, prog.fresh, checker.local_names)  # return [...]: its list built first
+    prog.body = checker.block(body[:-1] + pre)
     value = checker.expr(ret.value)
     if isinstance(value, ast.Name) and value.id not in prog.params:
         prog.output = value.id
@@ -139,6 +141,9 @@ class _Checker:
 
     def stmt(self, s) -> list:
         prog = self.prog
+        pre = hoist(s, prog.fresh, self.local_names)
+        if pre:  # its comprehensions written out as loops first (comprehensions.py)
+            return self.block(pre[:-1]) if pre[-1] is None else self.block(pre) + self.stmt(s)
         if isinstance(s, ast.Assign):
             if len(s.targets) != 1:
                 prog.refuse("a chained assignment (a = b = ...)", s)
