@@ -49,31 +49,34 @@ def infer(prog, param_kinds: dict, scope: dict, binds: list) -> dict:
             if k is not None:
                 kinds.setdefault(node.id, k)
     bound = {t for _, pairs, _, _ in binds for t, _ in pairs}  # a parameter rebound too: its kind is every value's
-    for t in bound:
-        kinds[t] = _TOP
+
+    def of_binding(s, v, kinds):
+        if isinstance(s, ast.For):  # a range loop's variable
+            return INT
+        if isinstance(s, ast.Expr) or isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Subscript):
+            return None  # a list appended to, an array written into: not a scalar
+        return kind_of(prog, v, kinds)
+    own = {t: param_kinds.get(t) for t in bound if t in prog.params}  # a parameter's own value: from the signature
+    kinds = fixpoint(kinds, bound, binds, of_binding, own)
+    return {n: k for n, k in kinds.items() if k not in (None, _TOP)}
+
+
+def fixpoint(values: dict, bound: set, binds: list, of_binding, own: dict) -> dict:
+    """``values`` with each name in ``bound`` given the one value all its bindings have
+    (``of_binding(stmt, value node, values)``, and ``own[name]`` for a parameter's own value),
+    None where they differ: an optimistic fixpoint from "not concluded yet" (``_TOP``)."""
+    values = {**values, **{t: _TOP for t in bound}}
     for _ in range(20):
-        new = dict(kinds)
+        new = dict(values)
         for t in bound:
-            found = []
-            for s, pairs, _, _ in binds:
-                for name, v in pairs:
-                    if name != t:
-                        continue
-                    if isinstance(s, ast.For):  # a range loop's variable
-                        found.append(INT)
-                    elif isinstance(s, ast.Expr) or isinstance(s, ast.Assign) and isinstance(s.targets[0],
-                                                                                             ast.Subscript):
-                        found.append(None)  # a list appended to, an array written into: not a scalar
-                    else:
-                        found.append(kind_of(prog, v, kinds))
-            if t in prog.params:  # a parameter's own value: its kind from the signature, else not known
-                found.append(param_kinds.get(t))
+            found = [own[t]] if t in own else []
+            found += [of_binding(s, v, values) for s, pairs, _, _ in binds for name, v in pairs if name == t]
             concluded = [k for k in found if k != _TOP]
             new[t] = _TOP if not concluded else concluded[0] if all(k == concluded[0] for k in concluded) else None
-        if new == kinds:
+        if new == values:
             break
-        kinds = new
-    return {n: k for n, k in kinds.items() if k not in (None, _TOP)}
+        values = new
+    return values
 
 
 def kind_of(prog, node, kinds: dict):

@@ -21,10 +21,9 @@ import ast
 
 import numpy as np
 
-from .kinds import INT, SCALAR as SCALAR_KIND, kind_of
+from .kinds import _TOP, INT, SCALAR as SCALAR_KIND, fixpoint, kind_of
 
 SCALAR = "()"  # a Python scalar's symbol
-_TOP = "?"  # not concluded yet
 _KEEPS = {np.roll, np.copy, np.positive, np.negative}  # a call that returns its first argument's shape
 
 
@@ -44,26 +43,15 @@ def infer(prog, binds: list, enabled: bool) -> dict:
     start = {p: ("arg", p) for p, k in prog.param_kinds.items() if isinstance(k, tuple) and k[0] == "array" and k[1] >= 1}
     start.update({p: SCALAR for p, k in prog.kinds.items() if k in (SCALAR_KIND, INT) and p in prog.params})
     bound = {t for _, pairs, _, _ in binds for t, _ in pairs}
-    symbols = {**start, **{t: _TOP for t in bound}}
-    for _ in range(20):
-        new = dict(symbols)
-        for t in bound:
-            found = [start[t]] if t in start else []
-            for s, pairs, _, _ in binds:
-                for name, v in pairs:
-                    if name != t:
-                        continue
-                    if isinstance(s, ast.Expr) or isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Subscript):
-                        found.append(None)  # a list appended to, an array written into
-                    elif v is None:
-                        found.append(SCALAR if prog.kinds.get(t) in (SCALAR_KIND, INT) else None)
-                    else:
-                        found.append(symbol(prog, v, symbols))
-            concluded = [k for k in found if k != _TOP]
-            new[t] = _TOP if not concluded else concluded[0] if all(k == concluded[0] for k in concluded) else None
-        if new == symbols:
-            break
-        symbols = new
+
+    def of_binding(s, v, symbols):
+        if isinstance(s, ast.Expr) or isinstance(s, ast.Assign) and isinstance(s.targets[0], ast.Subscript):
+            return None  # a list appended to, an array written into
+        if v is None:  # a range loop's variable
+            return SCALAR if prog.kinds.get(s.target.id) == INT else None
+        return symbol(prog, v, symbols)
+    own = {t: start.get(t) for t in bound if t in prog.params}  # a parameter's own value (None: no symbol)
+    symbols = fixpoint(start, bound, binds, of_binding, own)
     return {n: k for n, k in symbols.items() if k not in (None, _TOP)}
 
 
