@@ -87,6 +87,12 @@ def comprehended(xs, w):
     return np.sum(np.stack(ys)) + np.sum(np.stack(pairs)) + even
 
 
+def mapped(x):
+    """A comprehension inside calls (no call made before it); its variable v renamed apart from
+    the generator's kept values (_v2: once a duplicate argument of the pullback)."""
+    return np.sum(np.stack([np.sin(v) * v for v in x.ravel()]))
+
+
 rng = np.random.default_rng(3)
 CASES = [
     (underscore, (rng.standard_normal(7),)),
@@ -100,6 +106,7 @@ CASES = [
     (two_outputs, (rng.standard_normal(6),)),
     (nested, (rng.standard_normal(5), 3)),
     (comprehended, (rng.standard_normal((3, 4)), rng.standard_normal(4))),
+    (mapped, (rng.standard_normal((3, 3)),)),
 ]
 
 

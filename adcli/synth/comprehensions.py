@@ -13,9 +13,10 @@ only built before its consumer runs.
 
 Where a comprehension is moved out of its statement matters: Python evaluates a statement's
 parts left to right, and a call made before the comprehension could change what it reads (a
-random draw, a write). So only a comprehension that is the statement's value (assigned,
-appended, returned), or an argument of the call that is, whose other arguments call nothing,
-is written out; one anywhere else is left for the subset to refuse, with its line.
+random draw, a write). So a comprehension is written out only where no call of its statement
+is made before it (``np.sum(np.stack([g(v) for v in x]))``, ``total + sum(...)``), and not
+from a conditional expression or ``and``/``or``, which might not evaluate it; one anywhere
+else is left for the subset to refuse, with its line.
 """
 
 from __future__ import annotations
@@ -31,50 +32,55 @@ def hoist(s, fresh, names: set) -> list:
     last None when they replace ``s`` itself (``ys = [...]`` built in ys). ``fresh(prefix)``
     makes a new name; the names made are added to ``names``."""
     value = getattr(s, "value", None)
-    if isinstance(s, ast.Expr) and isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
-            and value.func.attr == "append":
-        holder, field = value, "args"  # xs.append([...])
-    elif isinstance(value, _COMPREHENSIONS):
+    if not isinstance(s, (ast.Assign, ast.AugAssign, ast.Return, ast.Expr)) or value is None:
+        return []
+    target = s.targets[0] if isinstance(s, ast.Assign) and len(s.targets) == 1 else None
+    if isinstance(value, _COMPREHENSIONS) and isinstance(target, ast.Name) and \
+            not any(isinstance(n, ast.Name) and n.id == target.id for n in ast.walk(value)):
         # ys = [...]: built in ys itself (another name for the list would be an alias the subset
         # refuses), unless the comprehension reads ys
-        target = s.targets[0] if isinstance(s, ast.Assign) and len(s.targets) == 1 else None
-        if isinstance(target, ast.Name) and not any(isinstance(n, ast.Name) and n.id == target.id
-                                                    for n in ast.walk(value)):
-            stmts, _ = _loops(value, fresh, names, into=target.id)
-            return stmts + [None]  # the statement itself is done: the loops bind its name
-        return _build(s, "value", fresh, names)
-    elif isinstance(value, ast.Call):
-        holder, field = value, "args"
-    else:
-        return []
-    args = getattr(holder, field)
-    comps = [k for k, a in enumerate(args) if isinstance(a, _COMPREHENSIONS)]
-    others = [a for k, a in enumerate(args) if k not in comps] + [kw.value for kw in holder.keywords]
-    if not comps or any(isinstance(n, ast.Call) for o in others for n in ast.walk(o)):
-        return []
-    out = []
-    for k in comps:
-        out += _build_at(holder, args, k, fresh, names)
-    return out
+        stmts, _ = _loops(value, fresh, names, into=target.id)
+        return stmts + [None]
+    hoister = _Hoister(fresh, names)
+    s.value = hoister.visit(value)
+    return hoister.stmts
 
 
-def _build(s, field: str, fresh, names: set) -> list:
-    comp = getattr(s, field)
-    stmts, name = _loops(comp, fresh, names)
-    setattr(s, field, ast.copy_location(ast.Name(name, ast.Load()), comp))
-    return stmts
+class _Hoister(ast.NodeTransformer):
+    """Each comprehension no call is made before (in Python's order of evaluation) replaced by
+    its list's name, its loops kept in ``stmts``; one after a call, or inside a conditional
+    expression or ``and``/``or`` (which might not evaluate it), is left where it is."""
 
+    def __init__(self, fresh, names: set):
+        self.fresh, self.names, self.stmts, self.called = fresh, names, [], False
 
-def _build_at(holder, args: list, k: int, fresh, names: set) -> list:
-    comp = args[k]
-    stmts, name = _loops(comp, fresh, names)
-    args[k] = ast.copy_location(ast.Name(name, ast.Load()), comp)
-    return stmts
+    def visit_Call(self, node):
+        node.func = self.visit(node.func)
+        node.args = [self.visit(a) for a in node.args]
+        for kw in node.keywords:
+            kw.value = self.visit(kw.value)
+        self.called = True  # made once its arguments are evaluated
+        return node
+
+    def visit_ListComp(self, node):
+        if self.called:
+            return node
+        stmts, name = _loops(node, self.fresh, self.names)
+        self.stmts += stmts
+        return ast.copy_location(ast.Name(name, ast.Load()), node)
+
+    visit_GeneratorExp = visit_ListComp
+
+    def visit_IfExp(self, node):
+        self.called = self.called or any(isinstance(n, ast.Call) for n in ast.walk(node))
+        return node
+
+    visit_BoolOp = visit_Lambda = visit_SetComp = visit_DictComp = visit_IfExp
 
 
 def _loops(comp, fresh, names: set, into: str | None = None) -> tuple[list, str]:
     """(the statements that build ``comp``'s list, the list's name: ``into``, or a new one)."""
-    out_name = into or fresh("_lc")
+    out_name = into or _unused(fresh, "_lc", names)
     names.add(out_name)
     renamed: dict = {}
     generators = []
@@ -82,7 +88,8 @@ def _loops(comp, fresh, names: set, into: str | None = None) -> tuple[list, str]
         it = _Rename(dict(renamed)).visit(g.iter)  # the first iterable is the enclosing scope's
         for t in ast.walk(g.target):
             if isinstance(t, ast.Name):
-                renamed[t.id] = fresh(f"_{t.id}")
+                # _v_3: apart from the user's names and the generator's own (_v3, _g3: kept values, adjoints)
+                renamed[t.id] = _unused(fresh, f"_{t.id}_", names)
                 names.add(renamed[t.id])
         generators.append((_Rename(renamed).visit(g.target), it, [_Rename(renamed).visit(c) for c in g.ifs]))
     elt = _Rename(renamed).visit(comp.elt)
@@ -99,6 +106,13 @@ def _loops(comp, fresh, names: set, into: str | None = None) -> tuple[list, str]
             if not hasattr(node, "lineno"):
                 ast.copy_location(node, comp)
     return stmts, out_name
+
+
+def _unused(fresh, prefix: str, names: set) -> str:
+    name = fresh(prefix)
+    while name in names:
+        name = fresh(prefix)
+    return name
 
 
 class _Rename(ast.NodeTransformer):
