@@ -37,8 +37,8 @@ class Export:
 def samples_of(path: str, data, wanted: set, keywords: bool = False) -> dict:
     """``{Signature: its sample's decoded arguments, or None}`` for the signatures in ``wanted``
     that the profile ``data`` (read from ``path``) has a sample of; only their arrays are read.
-    With ``keywords``, ``(arguments, keyword arguments)`` (None where the sample lacks one of
-    the signature's keyword arguments)."""
+    With ``keywords``, ``(arguments, keyword arguments)`` (the latter None where the sample
+    lacks one of the signature's keyword arguments)."""
     with Samples(path, data) as arrays:
         out = {}
         for s in data.signatures:
@@ -50,7 +50,7 @@ def samples_of(path: str, data, wanted: set, keywords: bool = False) -> dict:
                 continue
             names = {k for k, _ in s.signature.kwargs}
             kwargs = {k: decode(v, arrays) for k, v in s.sample.kwargs.items() if k in names}
-            out[s.signature] = (args, kwargs) if set(kwargs) == names else None
+            out[s.signature] = (args, kwargs if set(kwargs) == names else None)
         return out
 
 
@@ -82,7 +82,8 @@ def export(profile: str, output: str, *, top: int | None = None, only: str | Non
     if not chosen:
         return Export(None, 0, 0)
     data = load(profile)
-    samples = samples_of(profile, data, {s.signature for s in chosen})
+    full = samples_of(profile, data, {s.signature for s in chosen}, keywords=True)  # each array read once
+    samples = {sig: args for sig, (args, _) in full.items()}
     recorded = missing = None
     if script is None and any(s.tier != LIBRARY and s.signature.module == "__main__" for s in chosen):
         recorded, missing = recorded_script(profile, data.command)  # read (its syntax tree), never run
@@ -95,7 +96,6 @@ def export(profile: str, output: str, *, top: int | None = None, only: str | Non
     named_hand = [s for s in chosen if s.action == HAND_WRITE and targets[s.signature][0] is not None]
     traced = {s.signature: s.traced for s in data.signatures}
     if synthesize:
-        full = samples_of(profile, data, {s.signature for s in named_hand}, keywords=True)
         synthesized = synthesize_targets(named_hand, full, script, given=given, traced=traced, modules=tuple(modules))
     else:
         synthesized = {}

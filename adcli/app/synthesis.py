@@ -72,11 +72,11 @@ def synthesize_targets(chosen, samples: dict, script: str | None, *, given: bool
 
 
 def _one(sig, sample, traced=None) -> Synthesized:
-    if sample is None or sample[0] is None and sig.args:
-        why = "its keyword arguments" if sig.kwargs else "its arguments"
+    if sample is None or sample[0] is None and sig.args or sample[1] is None:
+        why = "its keyword arguments" if sample is not None and sample[1] is None else "its arguments"
         return Synthesized(None, f"not synthesized: no sample of {why} in the profile (a rule is synthesized for the "
                                  f"sample's signature and verified on it)")
-    args, kwargs = tuple(sample[0] or ()), sample[1]
+    args, kwargs = tuple(sample[0] or ()), sample[1] or {}
     try:
         func = original(sig.target)
         # for the signature the rule is declared for, and the arguments the run traced
