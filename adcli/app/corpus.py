@@ -74,7 +74,8 @@ def corpus_export(store: str, output: str, *, force: bool = False) -> Export:
         return Export(None, 0, 0)
     samples: dict = {}
     for path, prof in loaded:  # each rule's test on the first program's sample of its signature
-        samples.update(samples_of(path, prof, {s.signature for s in chosen} - set(samples)))
+        found = samples_of(path, prof, {s.signature for s in chosen} - set(samples))
+        samples.update({sig: args for sig, (args, _) in found.items()})
     targets = {s.signature: export_target(s.signature, True, None, ()) for s in chosen}
     text = rules_module(chosen, samples, targets, source=store, version=__version__,
                         script=None, names={}, missing=None, synthesized={})

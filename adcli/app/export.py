@@ -34,20 +34,17 @@ class Export:
     not_synthesized: tuple = ()  # (signature text, why) for each hand-write skeleton synthesis did not fill
 
 
-def samples_of(path: str, data, wanted: set, keywords: bool = False) -> dict:
-    """``{Signature: its sample's decoded arguments, or None}`` for the signatures in ``wanted``
-    that the profile ``data`` (read from ``path``) has a sample of; only their arrays are read.
-    With ``keywords``, ``(arguments, keyword arguments)`` (the latter None where the sample
-    lacks one of the signature's keyword arguments)."""
+def samples_of(path: str, data, wanted: set) -> dict:
+    """``{Signature: (its sample's decoded arguments or None, its keyword arguments)}`` for the
+    signatures in ``wanted`` that the profile ``data`` (read from ``path``) has a sample of (the
+    keyword arguments None where the sample lacks one of the signature's); only their arrays are
+    read, each once."""
     with Samples(path, data) as arrays:
         out = {}
         for s in data.signatures:
             if s.sample is None or s.signature not in wanted:
                 continue
             args = [decode(a, arrays) for a in s.sample.args] or None
-            if not keywords:
-                out[s.signature] = args
-                continue
             names = {k for k, _ in s.signature.kwargs}
             kwargs = {k: decode(v, arrays) for k, v in s.sample.kwargs.items() if k in names}
             out[s.signature] = (args, kwargs if set(kwargs) == names else None)
@@ -82,7 +79,7 @@ def export(profile: str, output: str, *, top: int | None = None, only: str | Non
     if not chosen:
         return Export(None, 0, 0)
     data = load(profile)
-    full = samples_of(profile, data, {s.signature for s in chosen}, keywords=True)  # each array read once
+    full = samples_of(profile, data, {s.signature for s in chosen})
     samples = {sig: args for sig, (args, _) in full.items()}
     recorded = missing = None
     if script is None and any(s.tier != LIBRARY and s.signature.module == "__main__" for s in chosen):

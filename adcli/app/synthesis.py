@@ -5,8 +5,9 @@ profile's sample (its arguments and keyword arguments) before it is written.
 Only the files the user names are loaded: the script (``--script``), its definitions without
 its main block (profiler.script.load_script), and the modules (``--module``), imported from
 those files. The script the profile records is a name from the profile, read as a syntax tree
-and never run, so with it alone the script's skeletons stay TODOs and the export says why. A rule that cannot be synthesized, or fails verification, is not written: its skeleton is,
-with the reason.
+and never run, so with it alone the script's skeletons stay TODOs and the export says why. A
+rule that cannot be synthesized, or fails verification, is not written: its skeleton is, with
+the reason.
 """
 
 from __future__ import annotations

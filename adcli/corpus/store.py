@@ -134,7 +134,7 @@ class CorpusStore:
                 self.db.executemany("INSERT INTO signatures VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
             if outcome.get("inputs"):
                 self.db.executemany("INSERT INTO inputs VALUES (?, ?, ?, ?, ?)",
-                                    [(key, *row) for row in dict((r[0], r) for r in outcome["inputs"]).values()])
+                                    [(key, *row) for row in outcome["inputs"]])  # one row per path (a probe's set)
             self.db.execute("COMMIT")
         except BaseException:
             self.db.execute("ROLLBACK")

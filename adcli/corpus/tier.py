@@ -73,7 +73,7 @@ def library_tier(store: CorpusStore, verdicts: bool = True, th: Thresholds | Non
     profiles, advice.corrupt = store.load_profiles()
     advice.profiles = len(profiles)
     # (a signature the replay budget left out has no measured import: the advice on it is weaker)
-    advice.incomplete = [(" ".join(p.command)[:120] or "?", p.problems()[0]) for p in profiles if p.problems()]
+    advice.incomplete = [(" ".join(p.command)[:120] or "?", why[0]) for p in profiles if (why := p.problems())]
     if profiles:
         suggestions, _ = suggest(profiles, th)
         chosen = {str(s.signature): s for s in suggestions if s.tier == LIBRARY}

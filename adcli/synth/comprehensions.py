@@ -1,13 +1,14 @@
 """List comprehensions and generator expressions, written out as the loops they are, so that
 the rest of the subset differentiates them: ``ys = [f(x) for x in xs if x.sum() > 0]`` becomes
 
-    _lc1 = []
-    for _x2 in xs:
-        if _x2.sum() > 0:
-            _lc1.append(f(_x2))
-    ys = _lc1
+    ys = []
+    for _x_2 in xs:
+        if _x_2.sum() > 0:
+            ys.append(f(_x_2))
 
-(the loop variables renamed: a comprehension's do not leak into the function). A generator
+and a comprehension inside an expression, ``np.stack([f(x) for x in xs])``, a list ``_lc1``
+built the same way, the expression reading ``np.stack(_lc1)`` (the loop variables renamed: a
+comprehension's do not leak into the function, nor meet the generated code's names). A generator
 expression is made a list the same way (``sum(x * x for x in xs)``): its value is the same,
 only built before its consumer runs.
 

@@ -73,7 +73,7 @@ class Sparse(dict):
             return Sparse(self)
         other = sparse(other)
         if type(other) is ndarray and other.ndim >= 1:  # a list's adjoint as one array (np.sum(xs)'s)
-            other = Sparse({k: other[k] if not other.flags.writeable else other[k].copy() for k in range(len(other))})
+            other = _items(other)
         if not isinstance(other, Sparse):
             raise TypeError(f"the adjoint of a container added to one of {type(other).__name__}")
         out = Sparse(self)
@@ -194,14 +194,20 @@ def take(d, x, i):
     return d, c
 
 
+def _items(d) -> Sparse:
+    """A list's adjoint that a NumPy function's VJP gave as one array (np.sum(xs): the list as
+    an array), as its items' adjoints; each row copied out of a writeable array (a view of it
+    could be written in place later, and change the array)."""
+    return Sparse({k: d[k].copy() if d.flags.writeable and d.ndim > 1 else d[k] for k in range(len(d))})
+
+
 def take_last(d, xs):
     """``(d without the last item's adjoint, that adjoint)``: an append undone."""
     if isinstance(d, numbers.Number) and d == 0:
         return d, 0.0
     out = sparse(d)
     if type(d) is ndarray and d.ndim >= 1 and len(d) == len(xs):
-        # a NumPy function's VJP gives a list's adjoint as one array (np.sum(xs): the list as an array)
-        out = Sparse({k: np.array(d[k]) if d.ndim > 1 else d[k] for k in range(len(d))})
+        out = _items(d)
     if not isinstance(out, Sparse):
         raise SynthesisError(f"the adjoint of a list is a {type(d).__name__}")
     out = Sparse(out)

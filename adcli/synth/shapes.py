@@ -21,10 +21,11 @@ import ast
 
 import numpy as np
 
-from .kinds import _TOP, INT, SCALAR as SCALAR_KIND, fixpoint, kind_of
+from .kinds import _TOP, INT, fixpoint, kind_of
+from .kinds import SCALAR as SCALAR_KIND
 
 SCALAR = "()"  # a Python scalar's symbol
-_KEEPS = {np.roll, np.copy, np.positive, np.negative}  # a call that returns its first argument's shape
+_KEEPS = {np.roll, np.copy}  # NumPy functions (not ufuncs) that return their first argument's shape
 
 
 def uniform(args) -> bool:
@@ -109,7 +110,7 @@ def same_shape(prog, operand, node, others=()) -> bool:
     """Whether an elementwise operation's array operand has the result's shape on every call:
     its other operands (``others``) are scalars (a unary ufunc, ``x * 2.0``), or it has the
     result's shape symbol."""
-    if not getattr(prog, "uniform", False):
+    if not prog.uniform:
         return False
     k = kind_of(prog, operand, prog.kinds)  # (a 0-d array's ufunc answers a scalar: it keeps its _unbroadcast)
     if isinstance(k, tuple) and k[0] == "array" and k[1] >= 1 and \

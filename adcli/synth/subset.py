@@ -18,8 +18,8 @@ import numpy as np
 from ..engine import lists
 from ..engine.registry import UFUNCS
 from ..errors import SynthesisError
-from .comprehensions import hoist
 from .analysis import PLAIN_ATTRS, PLAIN_BUILTINS, RUNTIME, Program, analyse, closure_values
+from .comprehensions import hoist
 from .kinds import of_value
 from .shapes import uniform
 
